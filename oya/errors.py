@@ -1,0 +1,32 @@
+"""Oya's error hierarchy. Adapters translate third-party exceptions into these at the
+boundary; the CLI and Dagster turn them into one readable line."""
+
+from __future__ import annotations
+
+
+class OyaError(Exception):
+    """Base of every error Oya reports to a user as one line."""
+
+
+class RepositoryError(OyaError):
+    """The repository to index does not exist, is not a directory, or cannot be read."""
+
+
+class IndexMissingError(OyaError):
+    """No index where one was expected."""
+
+
+class IndexCorruptError(OyaError):
+    """An index exists but cannot be read."""
+
+
+class QueryError(OyaError):
+    """The query is empty or otherwise unusable."""
+
+
+class ModelError(OyaError):
+    """The embedding or answering model cannot be loaded or run."""
+
+
+class SiteError(OyaError):
+    """The static site cannot be built or served."""
