@@ -1,0 +1,550 @@
+"""Read a repository into text files worth indexing, and say why every other file was left out.
+
+Theory of operation:
+
+* Listing. Inside a git work tree (and with git on PATH) the files are what git would
+  commit: ``git ls-files --cached --others --exclude-standard`` run from ``root``, plus
+  one more call listing what .gitignore hides, so ignored directories can be reported.
+  Anywhere else the tree is walked with ``os.scandir`` and every ``.gitignore`` is
+  honoured relative to its own directory, the deepest matching rule winning, as in git.
+* Pruning. Built-in ignores (``.git``, ``node_modules``, ``.venv``, ``build``, lock files,
+  minified bundles ...), gitignored directories and directories deeper than ``max_depth``
+  are reported once, as the directory, and never descended into.
+* Safety. Symlinks are never followed (so loops and escapes cannot happen); only regular
+  files are opened; the size is checked from ``stat`` before any byte is read, so a huge
+  file costs one system call. Secret-looking files are skipped by name before reading and
+  by content after decoding; a skip's detail names the rule, never the secret.
+* Reading. Each accepted file is read once: the raw bytes give the sha256 and size, the
+  strict UTF-8 decode (BOM stripped) gives the text, newlines are normalised to ``\\n``.
+* Determinism. Files and skips are sorted by repository-relative POSIX path, and each
+  path appears at most once.
+
+The first rule that applies decides a file's reason, in this order: ignored, symlink,
+too-deep (directories), secret (name), binary (extension), too-large, unreadable,
+binary (NUL byte), not-utf8, empty, unsupported, secret (content).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+import pathspec
+
+from oya.errors import RepositoryError
+from oya.models import ScanResult, SkippedFile, SourceFile
+
+__all__ = ["scan_repository", "detect_language"]
+
+_NUL_WINDOW = 8192
+
+# --- built-in ignores -------------------------------------------------------------------
+
+_IGNORED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "env",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        "build",
+        "dist",
+        "site-packages",
+        ".idea",
+        ".vscode",
+    }
+)
+_IGNORED_FILES = frozenset(
+    {
+        ".git",  # a worktree or submodule's gitfile
+        ".DS_Store",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "uv.lock",
+        "Pipfile.lock",
+        "pdm.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+    }
+)
+
+
+def _builtin_ignore(name: str, is_dir: bool) -> bool:
+    if is_dir:
+        return name in _IGNORED_DIRS or name.endswith(".egg-info")
+    return name in _IGNORED_FILES or name.endswith((".min.js", ".min.css", ".map"))
+
+
+# --- secrets by name --------------------------------------------------------------------
+
+_SECRET_NAME_GLOBS = (
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.ppk",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    ".netrc",
+    ".pypirc",
+    ".npmrc",
+    ".htpasswd",
+    ".git-credentials",
+    "credentials*.json",
+    "*secret*.json",
+    "*secret*.yaml",
+    "*secret*.yml",
+    "service-account*.json",
+)
+_SECRET_NAME_RE = re.compile("|".join(fnmatch.translate(g) for g in _SECRET_NAME_GLOBS))
+
+
+# --- secrets by content -----------------------------------------------------------------
+
+# Python's regex engine scans fast only for a pattern that starts with a literal, so each
+# rule is its own literal-prefixed pattern (about 1 GB/s each) rather than one alternation
+# (about 5 MB/s); word boundaries are checked on the few hits instead of by lookbehind.
+_TOKEN_RULES = tuple(
+    (name, re.compile(rx))
+    for name, rx in (
+        ("private_key_block", r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
+        ("aws_access_key_id", r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        ("github_token", r"gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        ("github_token", r"github_pat_[A-Za-z0-9_]{22,}"),
+        ("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,}"),
+        ("stripe_live_key", r"sk_live_[A-Za-z0-9]{16,}"),
+        ("stripe_live_key", r"rk_live_[A-Za-z0-9]{16,}"),
+        ("openai_key", r"sk-[A-Za-z0-9_-]{32,}"),
+        ("google_api_key", r"AIza[A-Za-z0-9_-]{35}"),
+        ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    )
+)
+# "password = '...'", "api_key: \"...\"", "{'token': '...'}", "SECRET := `...`" (quoted only):
+# find a long quoted literal after an assignment, then look at the name just before it.
+_ASSIGNED_LITERAL_RE = re.compile(
+    r"""[:=][=>]?[ \t]*[rbuRBU]?(?P<q>['"])(?P<value>[A-Za-z0-9+/=_-]{16,})(?P=q)"""
+)
+_SECRET_NAME_RE_BEFORE = re.compile(
+    # the keyword must end a word part: "api_key", "dbPassword", "SECRET_KEY", not "tokenizer"
+    r"""(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)(?-i:(?![a-z]))"""
+    r"""\w*['"]?[ \t]*\Z""",
+    re.IGNORECASE,
+)
+_PLACEHOLDER_WORDS = ("xxxx", "changeme", "change_me", "your", "example", "placeholder", "dummy", "redacted")
+# Names, not secrets: "token_type_v2", "DJANGO_SECRET_KEY", "LlamaTokenizerFast".
+_IDENTIFIER_RE = re.compile(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+")
+_DIGIT_RE = re.compile(r"[0-9]")
+_SHORT_HEX_RE = re.compile(r"[0-9a-fA-F]{16,31}")  # ids and short hashes, not keys
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _looks_like_placeholder(value: str) -> bool:
+    """True for literals that are names, ids or placeholders rather than credentials.
+
+    Real keys mix letters and digits; a random 16-character base64 string has no digit
+    only ~7% of the time, which is the price of not flagging every CamelCase class name.
+    """
+    low = value.lower()
+    return (
+        len(set(low)) < 5
+        or _DIGIT_RE.search(value) is None
+        or value.isdigit()
+        or any(word in low for word in _PLACEHOLDER_WORDS)
+        or _IDENTIFIER_RE.fullmatch(value) is not None
+        or _SHORT_HEX_RE.fullmatch(value) is not None
+    )
+
+
+def _find_secret(text: str) -> str | None:
+    """Return a detail naming the first secret rule ``text`` triggers, or None."""
+    for rule, rx in _TOKEN_RULES:
+        for m in rx.finditer(text):
+            start = m.start()
+            if start and _is_word_char(text[start - 1]) and rule != "private_key_block":
+                continue
+            low = m.group().lower()
+            if "example" in low or "xxxxxxxx" in low:
+                continue
+            return _secret_detail(text, rule, start)
+    for m in _ASSIGNED_LITERAL_RE.finditer(text):
+        start = m.start()
+        window = max(0, start - 120)
+        newline = text.rfind("\n", window, start)
+        line_start = newline + 1 if newline >= 0 else window
+        if _SECRET_NAME_RE_BEFORE.search(text, line_start, start) is None:
+            continue
+        if not _looks_like_placeholder(m.group("value")):
+            return _secret_detail(text, "secret_assignment", start)
+    return None
+
+
+def _secret_detail(text: str, rule: str, start: int) -> str:
+    return f"content matches {rule} on line {text.count(chr(10), 0, start) + 1}"
+
+
+# --- binary and language ----------------------------------------------------------------
+
+_BINARY_EXTS = frozenset(
+    """
+    png jpg jpeg gif bmp ico icns webp tif tiff psd xcf heic avif
+    zip tar gz tgz bz2 xz lz lzma zst 7z rar jar war ear
+    pyc pyo pyd so dylib dll exe o a lib obj class wasm whl egg
+    pdf doc docx xls xlsx ppt pptx odt ods odp epub
+    woff woff2 ttf otf eot
+    db sqlite sqlite3 duckdb parquet arrow feather avro orc npy npz pkl pickle joblib h5 hdf5
+    onnx gguf ggml bin pt pth safetensors ckpt tflite pb
+    mp3 mp4 m4a wav ogg flac aac avi mov mkv webm
+    iso img dmg deb rpm msi apk
+    """.split()
+)
+
+_LANG_BY_EXT = {
+    "py": "python",
+    "pyi": "python",
+    "md": "markdown",
+    "markdown": "markdown",
+    "rst": "rst",
+    "txt": "text",
+    "toml": "toml",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "json": "json",
+    "ini": "ini",
+    "cfg": "ini",
+    "sh": "shell",
+    "bash": "shell",
+    "zsh": "shell",
+    "js": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "jsx": "javascript",
+    "ts": "typescript",
+    "tsx": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
+    "go": "go",
+    "rs": "rust",
+    "java": "java",
+    "c": "c",
+    "h": "c",
+    "cpp": "cpp",
+    "cc": "cpp",
+    "cxx": "cpp",
+    "hpp": "cpp",
+    "hh": "cpp",
+    "hxx": "cpp",
+    "rb": "ruby",
+    "html": "html",
+    "htm": "html",
+    "css": "css",
+    "sql": "sql",
+    "mk": "makefile",
+    "dockerfile": "dockerfile",
+}
+_TEXT_NAMES = frozenset(
+    {"LICENSE", "LICENCE", "COPYING", "NOTICE", "README", "CHANGES", "CHANGELOG", "HISTORY", "AUTHORS"}
+    | {"CONTRIBUTORS"}
+)
+_LANG_BY_NAME = {"makefile": "makefile", "gnumakefile": "makefile", "dockerfile": "dockerfile"}
+
+
+def _split_ext(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot + 1 :].lower() if dot > 0 else ""
+
+
+def detect_language(path: str) -> str | None:
+    """The language Oya indexes ``path`` as, from its extension or name; None if none."""
+    name = path.rsplit("/", 1)[-1]
+    ext = _split_ext(name)
+    if ext in _LANG_BY_EXT:
+        return _LANG_BY_EXT[ext]
+    low = name.lower()
+    if low in _LANG_BY_NAME:
+        return _LANG_BY_NAME[low]
+    if low.startswith("dockerfile."):
+        return "dockerfile"
+    if not ext and name.upper() in _TEXT_NAMES:
+        return "text"
+    return None
+
+
+# --- reading one file -------------------------------------------------------------------
+
+
+def _read_file(abs_path: str, rel: str, size: int, max_file_bytes: int) -> SourceFile | SkippedFile:
+    name = rel.rsplit("/", 1)[-1]
+    if _SECRET_NAME_RE.match(name.lower()):
+        return SkippedFile(rel, "secret", "file name looks like a secret")
+    ext = _split_ext(name)
+    if ext in _BINARY_EXTS:
+        return SkippedFile(rel, "binary", f"binary extension .{ext}")
+    if size > max_file_bytes:
+        return SkippedFile(rel, "too-large", f"{size} bytes, over the {max_file_bytes}-byte limit")
+    try:
+        with open(abs_path, "rb", buffering=0) as f:
+            raw = f.read(max_file_bytes + 1)
+    except OSError as e:
+        return SkippedFile(rel, "unreadable", e.strerror or type(e).__name__)
+    if len(raw) > max_file_bytes:  # it grew between stat and read
+        return SkippedFile(rel, "too-large", f"over the {max_file_bytes}-byte limit")
+    if b"\x00" in raw[:_NUL_WINDOW]:
+        return SkippedFile(rel, "binary", "NUL byte in the first 8 KiB")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return SkippedFile(rel, "not-utf8", f"invalid UTF-8 at byte {e.start}")
+    if not text or text.isspace():
+        return SkippedFile(rel, "empty", "no bytes" if not raw else "whitespace only")
+    language = detect_language(rel)
+    if language is None:
+        return SkippedFile(rel, "unsupported", f"no indexed language for .{ext}" if ext else "no extension")
+    secret = _find_secret(text)
+    if secret is not None:
+        return SkippedFile(rel, "secret", secret)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    return SourceFile(
+        path=rel,
+        language=language,
+        size=len(raw),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        n_lines=n_lines,
+        text=text,
+    )
+
+
+def _safe_rel(rel: str) -> str | None:
+    """``rel`` if it can be stored as UTF-8 text, else None (undecodable file name)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return rel
+
+
+class _Collector:
+    """Accumulates results; the first verdict recorded for a path wins."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, SourceFile] = {}
+        self.skipped: dict[str, SkippedFile] = {}
+
+    def add(self, item: SourceFile | SkippedFile) -> None:
+        if item.path in self.files or item.path in self.skipped:
+            return
+        if isinstance(item, SourceFile):
+            self.files[item.path] = item
+        else:
+            self.skipped[item.path] = item
+
+    def skip(self, rel: str, reason: str, detail: str = "") -> None:
+        safe = _safe_rel(rel)
+        if safe is None:
+            safe = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            reason, detail = "not-utf8", "file name is not valid UTF-8"
+        self.add(SkippedFile(safe, reason, detail))
+
+    def result(self) -> ScanResult:
+        return ScanResult(
+            files=tuple(self.files[p] for p in sorted(self.files)),
+            skipped=tuple(self.skipped[p] for p in sorted(self.skipped)),
+        )
+
+
+# --- git mode ---------------------------------------------------------------------------
+
+
+def _git_ls(root: Path, *args: str) -> list[str] | None:
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", *args],
+            cwd=root,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:  # git is not installed
+        return None
+    if proc.returncode != 0:  # not a work tree (or git refuses it): fall back to walking
+        return None
+    return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
+
+
+def _pruned_dir(parts: list[str], max_depth: int) -> tuple[str, str, str] | None:
+    """The first directory on a path that the walk would not enter: (path, reason, detail)."""
+    for i, part in enumerate(parts[:-1]):
+        if _builtin_ignore(part, is_dir=True):
+            return "/".join(parts[: i + 1]), "ignored", f"built-in ignore {part}"
+        if i + 1 > max_depth:
+            return "/".join(parts[: i + 1]), "too-deep", f"deeper than {max_depth} directories"
+    return None
+
+
+def _scan_git(
+    root: Path, listed: list[str], ignored: list[str], max_file_bytes: int, max_depth: int
+) -> ScanResult:
+    out = _Collector()
+    ignored_dirs: set[str] = set()
+    for entry in sorted(set(ignored)):
+        parts = entry.rstrip("/").split("/")
+        if any("/".join(parts[:i]) in ignored_dirs for i in range(1, len(parts))):
+            continue  # git also lists the contents of a directory holding its own .gitignore
+        if entry.endswith("/"):
+            ignored_dirs.add("/".join(parts))
+        pruned = _pruned_dir(parts, max_depth)
+        if pruned is not None:
+            out.skip(*pruned)
+        elif _builtin_ignore(parts[-1], is_dir=entry.endswith("/")):
+            out.skip("/".join(parts), "ignored", f"built-in ignore {parts[-1]}")
+        else:
+            out.skip("/".join(parts), "ignored", ".gitignore")
+    root_str = os.fspath(root)
+    for rel in sorted(set(listed)):
+        parts = rel.rstrip("/").split("/")
+        pruned = _pruned_dir(parts, max_depth)
+        if pruned is not None:
+            out.skip(*pruned)
+            continue
+        if rel.endswith("/"):  # git lists an untracked nested repository as "dir/"
+            out.skip(rel.rstrip("/"), "ignored", "nested git repository")
+            continue
+        if _builtin_ignore(parts[-1], is_dir=False):
+            out.skip(rel, "ignored", f"built-in ignore {parts[-1]}")
+            continue
+        abs_path = os.path.join(root_str, *parts)
+        try:
+            st = os.lstat(abs_path)
+        except OSError as e:
+            out.skip(
+                rel,
+                "unreadable",
+                "listed by git but missing on disk" if isinstance(e, FileNotFoundError) else e.strerror or "",
+            )
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            out.skip(rel, "symlink", "symlinks are not followed")
+        elif stat.S_ISDIR(st.st_mode):
+            out.skip(rel, "ignored", "git submodule")
+        elif not stat.S_ISREG(st.st_mode):
+            out.skip(rel, "unreadable", "not a regular file")
+        elif _safe_rel(rel) is None:
+            out.skip(rel, "not-utf8")
+        else:
+            out.add(_read_file(abs_path, rel, st.st_size, max_file_bytes))
+    return out.result()
+
+
+# --- walk mode --------------------------------------------------------------------------
+
+_Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
+
+def _gitignored(specs: _Specs, rel: str, is_dir: bool) -> bool:
+    # The deepest .gitignore with a matching rule decides, as in git.
+    for base, spec in reversed(specs):
+        sub = rel[len(base) :] + ("/" if is_dir else "")
+        verdict = spec.check_file(sub).include
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def _load_gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _scan_walk(root: Path, max_file_bytes: int, max_depth: int) -> ScanResult:
+    out = _Collector()
+    stack: list[tuple[str, str, int, _Specs]] = [(os.fspath(root), "", 0, ())]
+    while stack:
+        dir_abs, prefix, depth, specs = stack.pop()
+        try:
+            with os.scandir(dir_abs) as it:
+                entries = list(it)
+        except OSError as err:
+            if not prefix:
+                raise RepositoryError(f"cannot read repository {root}: {err.strerror}") from err
+            out.skip(prefix.rstrip("/"), "unreadable", err.strerror or "")
+            continue
+        for entry in entries:
+            if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
+                spec = _load_gitignore(entry.path)
+                if spec is not None:
+                    specs = (*specs, (prefix, spec))
+        for entry in entries:
+            rel = prefix + entry.name
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if _builtin_ignore(entry.name, is_dir):
+                out.skip(rel, "ignored", f"built-in ignore {entry.name}")
+            elif specs and _gitignored(specs, rel, is_dir):
+                out.skip(rel, "ignored", ".gitignore")
+            elif entry.is_symlink():
+                out.skip(rel, "symlink", "symlinks are not followed")
+            elif is_dir:
+                if depth + 1 > max_depth:
+                    out.skip(rel, "too-deep", f"deeper than {max_depth} directories")
+                else:
+                    stack.append((entry.path, rel + "/", depth + 1, specs))
+            elif not entry.is_file(follow_symlinks=False):
+                out.skip(rel, "unreadable", "not a regular file")
+            elif _safe_rel(rel) is None:
+                out.skip(rel, "not-utf8")
+            else:
+                try:
+                    size = entry.stat(follow_symlinks=False).st_size
+                except OSError as err:
+                    out.skip(rel, "unreadable", err.strerror or "")
+                    continue
+                out.add(_read_file(entry.path, rel, size, max_file_bytes))
+    return out.result()
+
+
+# --- entry point ------------------------------------------------------------------------
+
+
+def scan_repository(root: Path, *, max_file_bytes: int = 1_000_000, max_depth: int = 40) -> ScanResult:
+    """Every file under ``root`` as a SourceFile or a SkippedFile with its reason."""
+    root = Path(root)
+    if not root.exists():
+        raise RepositoryError(f"repository not found: {root}")
+    if not root.is_dir():
+        raise RepositoryError(f"repository is not a directory: {root}")
+    listed = _git_ls(root, "--cached", "--others", "--exclude-standard")
+    if listed is not None:
+        ignored = _git_ls(root, "--others", "--ignored", "--exclude-standard", "--directory") or []
+        return _scan_git(root, listed, ignored, max_file_bytes, max_depth)
+    return _scan_walk(root, max_file_bytes, max_depth)
