@@ -1,0 +1,105 @@
+"""Okapi BM25 over the core tokenizer's tokens.
+
+Theory of operation — the formula is exactly the one DuckDB's ``fts`` extension evaluates in
+``match_bm25`` (so the DuckDB-backed channel ranks like this one; a parity test holds them
+together):
+
+    score(D, Q) = sum over DISTINCT terms t of Q present in D of
+                  idf(t) * tf(t, D) * (k1 + 1) / (tf(t, D) + k1 * (1 - b + b * |D| / avgdl))
+    idf(t)      = ln((N - df(t) + 0.5) / (df(t) + 0.5) + 1)
+
+with k1 = 1.2 and b = 0.75 (Robertson & Zaragoza, "The Probabilistic Relevance Framework:
+BM25 and Beyond", 2009; the ``+ 1`` inside the log is Lucene's non-negative idf).
+Ties are broken by document id so every runtime returns the same order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    doc: int  # index into BM25Index.doc_ids
+    tf: int
+
+
+class BM25Index:
+    """An inverted index with document lengths; built once, queried many times."""
+
+    __slots__ = ("doc_ids", "doc_lens", "postings", "avgdl", "k1", "b")
+
+    def __init__(
+        self,
+        doc_ids: Sequence[str],
+        doc_lens: Sequence[int],
+        postings: Mapping[str, Sequence[tuple[int, int]]],
+        *,
+        k1: float = K1,
+        b: float = B,
+    ) -> None:
+        if len(doc_ids) != len(doc_lens):
+            raise ValueError("doc_ids and doc_lens differ in length")
+        self.doc_ids = list(doc_ids)
+        self.doc_lens = list(doc_lens)
+        self.postings = {t: list(p) for t, p in postings.items()}
+        total = sum(self.doc_lens)
+        self.avgdl = total / len(self.doc_lens) if self.doc_lens else 0.0
+        self.k1 = k1
+        self.b = b
+
+    @classmethod
+    def build(cls, docs: Iterable[tuple[str, Sequence[str]]], *, k1: float = K1, b: float = B) -> BM25Index:
+        """Index ``(doc_id, tokens)`` pairs."""
+        doc_ids: list[str] = []
+        doc_lens: list[int] = []
+        postings: dict[str, list[tuple[int, int]]] = {}
+        for doc_id, tokens in docs:
+            idx = len(doc_ids)
+            doc_ids.append(doc_id)
+            doc_lens.append(len(tokens))
+            counts: dict[str, int] = {}
+            for tok in tokens:
+                counts[tok] = counts.get(tok, 0) + 1
+            for tok, tf in counts.items():
+                postings.setdefault(tok, []).append((idx, tf))
+        return cls(doc_ids, doc_lens, postings, k1=k1, b=b)
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def idf(self, term: str) -> float:
+        df = len(self.postings.get(term, ()))
+        n = len(self.doc_ids)
+        return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+
+    def scores(self, query_tokens: Iterable[str]) -> dict[int, float]:
+        """Score of every document that holds at least one distinct query term."""
+        out: dict[int, float] = {}
+        if not self.doc_ids or self.avgdl == 0:
+            return out
+        k1, b, avgdl, lens = self.k1, self.b, self.avgdl, self.doc_lens
+        for term in dict.fromkeys(query_tokens):  # distinct, order kept
+            plist = self.postings.get(term)
+            if not plist:
+                continue
+            idf = self.idf(term)
+            for doc, tf in plist:
+                sub = idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (lens[doc] / avgdl)))
+                out[doc] = out.get(doc, 0.0) + sub
+        return out
+
+    def search(self, query_tokens: Iterable[str], k: int | None = None) -> list[tuple[str, float]]:
+        """Best documents first as ``(doc_id, score)``; ties by doc id."""
+        ids = self.doc_ids
+        ranked = sorted(((ids[d], s) for d, s in self.scores(query_tokens).items()), key=_rank_key)
+        return ranked if k is None else ranked[:k]
+
+
+def _rank_key(item: tuple[str, float]) -> tuple[float, str]:
+    return (-item[1], item[0])

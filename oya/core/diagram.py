@@ -1,0 +1,82 @@
+"""Mermaid diagrams of code subgraphs, safe for untrusted names.
+
+Theory of operation: everything in a diagram comes from the indexed repository, so it is
+untrusted. Node ids are generated (``n0``, ``n1``...), never taken from the code. Labels keep
+only a conservative character set (letters, digits, space and ``_ . / : ( ) , -``) and are
+wrapped in double quotes; every other character becomes a space, so no label can close its
+node, open a link, inject a directive (``%%{init}``), a ``click`` callback, or HTML.
+The diagram is also capped in node count and characters so it fits its token budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from oya.core.records import Edge, Node
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9 _./:(),-]")
+_SPACES = re.compile(r"\s+")
+_EDGE_ARROWS = {"calls": "-->", "inherits": "-.->", "imports": "-.->", "contains": "---"}
+_CLASS_FOR_KIND = {"module": "mod", "class": "cls", "function": "fn", "method": "fn"}
+
+
+def sanitize_label(text: str, max_len: int = 48) -> str:
+    """A label that cannot break out of ``id["..."]`` in Mermaid, nor carry markup."""
+    clean = _SPACES.sub(" ", _UNSAFE.sub(" ", text)).strip()
+    if len(clean) > max_len:
+        clean = clean[: max_len - 3].rstrip() + "..."
+    return clean or "unnamed"
+
+
+def node_label(node: Node) -> str:
+    if node.kind == "module":
+        return node.path
+    if node.kind == "method":
+        return node.qualname.rsplit(".", 2)[-2] + "." + node.name if "." in node.qualname else node.name
+    return node.name
+
+
+def render_mermaid(
+    nodes: Iterable[Node],
+    edges: Iterable[Edge],
+    *,
+    highlight: Iterable[str] = (),
+    max_nodes: int = 30,
+    max_chars: int = 4000,
+    direction: str = "LR",
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """A ``flowchart`` of the given nodes (first ``max_nodes``) and the edges among them."""
+    if direction not in ("LR", "TD", "TB", "RL", "BT"):
+        raise ValueError("direction must be one of LR, TD, TB, RL, BT")
+    chosen = list(nodes)[:max_nodes]
+    ids = {n.id: f"n{i}" for i, n in enumerate(chosen)}
+    hl = set(highlight)
+    lines = [f"flowchart {direction}"]
+    for n in chosen:
+        text = labels.get(n.id, node_label(n)) if labels else node_label(n)
+        css = "seed" if n.id in hl else _CLASS_FOR_KIND.get(n.kind, "fn")
+        lines.append(f'  {ids[n.id]}["{sanitize_label(text)}"]:::{css}')
+    seen: set[tuple[str, str]] = set()
+    for e in edges:
+        if e.source in ids and e.target in ids and (e.source, e.target) not in seen:
+            seen.add((e.source, e.target))
+            arrow = _EDGE_ARROWS.get(e.kind, "-->")
+            lines.append(f"  {ids[e.source]} {arrow}|{e.kind}| {ids[e.target]}")
+    lines.append("  classDef seed fill:#fde68a,stroke:#b45309,color:#111")
+    lines.append("  classDef mod fill:#e0e7ff,stroke:#4338ca,color:#111")
+    lines.append("  classDef cls fill:#dcfce7,stroke:#15803d,color:#111")
+    lines.append("  classDef fn fill:#f3f4f6,stroke:#6b7280,color:#111")
+    out = "\n".join(lines)
+    while len(out) > max_chars and len(chosen) > 1:
+        return render_mermaid(
+            chosen[: max(1, len(chosen) * 3 // 4)],
+            edges,
+            highlight=hl,
+            max_nodes=max_nodes,
+            max_chars=max_chars,
+            direction=direction,
+            labels=labels,
+        )
+    return out

@@ -1,0 +1,381 @@
+"""The retrieval pipeline: channels -> fusion -> dedup -> files -> graph expansion -> context.
+
+Theory of operation:
+
+1. The question is analysed once (``plan_query``): intent, channel weights, lexical tokens.
+2. Each channel returns a ranked list of chunk ids. A channel that is unavailable (no query
+   vector, no index) or raises is skipped and reported, never fatal.
+3. Weighted RRF fuses the lists; path filters (include/exclude globs) drop chunks first.
+4. Chunks with identical content are kept once; at most ``max_per_file`` chunks of one file
+   are kept among the hits so one long file cannot crowd out the rest.
+5. File ranking aggregates the fused scores of a file's chunks: best + 1/2 second + 1/4 third
+   (a file that holds several relevant chunks outranks a file with one lucky chunk).
+6. The top hits' graph nodes seed a bounded expansion (``CodeGraph.expand``); the connected
+   code joins the context after the hits.
+7. The context is token-budgeted: the Mermaid diagram first (its own budget), then snippets
+   cut at line boundaries. Citations are made only from what entered the context.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from oya.core.bm25 import BM25Index
+from oya.core.confidence import assess_confidence
+from oya.core.diagram import render_mermaid
+from oya.core.fusion import fuse
+from oya.core.graph import CodeGraph, Subgraph
+from oya.core.query import QueryPlan, plan_query
+from oya.core.records import Chunk
+from oya.core.results import (
+    ChannelReport,
+    Citation,
+    Context,
+    FileHit,
+    Hit,
+    RetrievalResult,
+    SearchQuality,
+    Snippet,
+    page_url,
+)
+from oya.core.tokenize import count_tokens
+from oya.core.vectors import VectorIndex
+
+CHANNEL_NAMES = ("lexical", "semantic", "graph")
+
+
+class ChannelUnavailable(Exception):
+    """A channel cannot run for this query (no vector, no index); reported, not fatal."""
+
+
+class Channel(Protocol):
+    name: str
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]: ...
+
+
+class Corpus(Protocol):
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]: ...
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
+    def chunk_paths(self) -> Mapping[str, str]: ...
+
+
+class MemoryCorpus:
+    """All chunks in memory (the browser bundle, tests, small indexes)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = {c.id: c for c in chunks}
+        self._by_node: dict[str, list[str]] = {}
+        for c in sorted(chunks, key=lambda c: (c.path, c.start_line, c.id)):
+            if c.node_id:
+                self._by_node.setdefault(c.node_id, []).append(c.id)
+        self._paths = {c.id: c.path for c in chunks}
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        return {i: self.chunks[i] for i in ids if i in self.chunks}
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        return {n: self._by_node[n] for n in node_ids if n in self._by_node}
+
+    def chunk_paths(self) -> Mapping[str, str]:
+        return self._paths
+
+
+class BM25Channel:
+    name = "lexical"
+
+    def __init__(self, index: BM25Index) -> None:
+        self.index = index
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if not plan.lexical_tokens:
+            return []
+        return self.index.search(plan.lexical_tokens, k)
+
+
+class VectorChannel:
+    name = "semantic"
+
+    def __init__(self, index: VectorIndex | None, reason: str = "no vectors in the index") -> None:
+        self.index = index
+        self.reason = reason
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if self.index is None or len(self.index) == 0:
+            raise ChannelUnavailable(self.reason)
+        if vector is None:
+            raise ChannelUnavailable("no embedding for the question")
+        return self.index.search(vector, k)
+
+
+class GraphChannel:
+    """Question terms matched against graph node names, qualified names and paths."""
+
+    name = "graph"
+
+    def __init__(self, graph: CodeGraph, corpus: Corpus) -> None:
+        self.graph = graph
+        self.corpus = corpus
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if len(self.graph) == 0:
+            raise ChannelUnavailable("the index has no code graph")
+        matches = self.graph.match_names(
+            plan.lexical_tokens, identifiers=plan.identifiers, paths=plan.paths, k=k
+        )
+        by_node = self.corpus.chunk_ids_for_nodes([n for n, _ in matches])
+        out: list[tuple[str, float]] = []
+        for node_id, score in matches:
+            for cid in by_node.get(node_id, [])[:1]:
+                out.append((cid, score))
+        return out[:k]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOptions:
+    k: int = 10
+    fetch_k: int = 100  # how deep each channel ranks before fusion
+    hops: int = 2
+    min_edge_confidence: float = 0.5
+    max_graph_nodes: int = 24
+    seed_count: int = 3
+    max_per_file: int = 3
+    context_budget: int = 2400  # tokens for snippets and diagram together
+    diagram_budget: int = 600
+    adaptive_weights: bool = True
+    use_centrality: bool = True
+    expand_graph: bool = True
+    channels: tuple[str, ...] = CHANNEL_NAMES
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    intent: str | None = None
+    weights: Mapping[str, float] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        for name in self.channels:
+            if name not in CHANNEL_NAMES:
+                raise ValueError(f"channel must be one of {', '.join(CHANNEL_NAMES)}; got {name!r}")
+        if self.k < 1:
+            raise ValueError("k must be at least 1")
+
+
+def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str], bool] | None:
+    """A predicate over repository paths from glob patterns (``tests/*``, ``*.md``)."""
+    if not include and not exclude:
+        return None
+
+    def norm(pattern: str) -> list[str]:
+        p = pattern.strip().lstrip("./")
+        # "tests" and "tests/" mean the folder and everything below it
+        if not any(ch in p for ch in "*?[") and not p.endswith((".py", ".md", ".rst")):
+            p = p.rstrip("/")
+            return [p, p + "/*"]
+        return [p, p + "/*"] if p.endswith("/") else [p]
+
+    inc = [q for p in include for q in norm(p)]
+    exc = [q for p in exclude for q in norm(p)]
+
+    def allowed(path: str) -> bool:
+        if inc and not any(fnmatch.fnmatchcase(path, p) for p in inc):
+            return False
+        return not any(fnmatch.fnmatchcase(path, p) for p in exc)
+
+    return allowed
+
+
+def retrieve(
+    question: str,
+    *,
+    channels: Sequence[Channel],
+    graph: CodeGraph,
+    corpus: Corpus,
+    vector: Sequence[float] | None = None,
+    options: RetrievalOptions | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> RetrievalResult:
+    opts = options or RetrievalOptions()
+    if not question or not question.strip():
+        raise ValueError("the question is empty")
+    timings: dict[str, float] = {}
+    t0 = clock()
+    plan = plan_query(question, intent=opts.intent, adaptive_weights=opts.adaptive_weights)
+    weights = dict(opts.weights) if opts.weights is not None else plan.weights
+    allowed = path_filter(opts.include, opts.exclude)
+    paths = corpus.chunk_paths() if allowed else {}
+    fetch = max(opts.fetch_k, opts.k * 3) * (5 if allowed else 1)
+
+    rankings: dict[str, list[str]] = {}
+    channel_scores: dict[str, dict[str, float]] = {}
+    reports: dict[str, ChannelReport] = {}
+    for ch in channels:
+        if ch.name not in opts.channels:
+            reports[ch.name] = ChannelReport(ch.name, "off", detail="switched off")
+            continue
+        tc = clock()
+        try:
+            ranked = ch.search(plan, vector, fetch)
+        except ChannelUnavailable as exc:
+            reports[ch.name] = ChannelReport(ch.name, "unavailable", detail=str(exc))
+            continue
+        except Exception as exc:  # a broken channel must not sink the answer
+            reports[ch.name] = ChannelReport(ch.name, "failed", detail=f"{type(exc).__name__}: {exc}")
+            continue
+        finally:
+            timings[ch.name] = (clock() - tc) * 1000
+        if allowed:
+            ranked = [(cid, s) for cid, s in ranked if cid in paths and allowed(paths[cid])]
+        rankings[ch.name] = [cid for cid, _ in ranked]
+        channel_scores[ch.name] = dict(ranked)
+        reports[ch.name] = ChannelReport(ch.name, "ran", found=len(ranked), weight=weights.get(ch.name, 1.0))
+    for name in opts.channels:
+        if name not in reports:
+            reports[name] = ChannelReport(name, "unavailable", detail="not provided by this index")
+
+    tf = clock()
+    fused = fuse(rankings, weights)
+    pool = fused[: max(opts.k * 6, 60)]
+    chunks = corpus.get_chunks([f.id for f in pool])
+    seen_hashes: set[str] = set()
+    candidates: list[Hit] = []
+    for f in pool:
+        chunk = chunks.get(f.id)
+        if chunk is None or chunk.content_hash in seen_hashes:
+            continue
+        seen_hashes.add(chunk.content_hash)
+        candidates.append(Hit(chunk, f.score, f.channels, f.ranks))
+    files = rank_files(candidates)
+    hits: list[Hit] = []
+    per_file: dict[str, int] = {}
+    for h in candidates:
+        if per_file.get(h.chunk.path, 0) >= opts.max_per_file:
+            continue
+        per_file[h.chunk.path] = per_file.get(h.chunk.path, 0) + 1
+        hits.append(h)
+        if len(hits) >= opts.k:
+            break
+    timings["fusion"] = (clock() - tf) * 1000
+
+    tg = clock()
+    seeds = [h.chunk.node_id for h in hits[: opts.seed_count] if h.chunk.node_id]
+    if opts.expand_graph and seeds:
+        subgraph = graph.expand(
+            seeds,
+            hops=opts.hops,
+            min_confidence=opts.min_edge_confidence,
+            max_nodes=opts.max_graph_nodes,
+            use_centrality=opts.use_centrality,
+        )
+    else:
+        subgraph = graph.expand(seeds, hops=0, max_nodes=len(seeds))
+    expanded_ids = [n.id for n in subgraph.nodes if subgraph.distance.get(n.id, 0) > 0]
+    extra: list[Hit] = []
+    if expanded_ids:
+        by_node = corpus.chunk_ids_for_nodes(expanded_ids)
+        want = [cids[0] for n in expanded_ids for cids in [by_node.get(n, [])] if cids]
+        got = corpus.get_chunks(want)
+        hit_ids = {h.chunk.id for h in hits}
+        for cid in want:
+            c = got.get(cid)
+            if c is not None and cid not in hit_ids and c.content_hash not in seen_hashes:
+                extra.append(Hit(c, 0.0, ("graph-expansion",)))
+    timings["graph"] = (clock() - tg) * 1000
+
+    context = build_context(hits, extra, subgraph, opts.context_budget, opts.diagram_budget)
+    citations = tuple(s.citation for s in context.snippets)
+    used = len(context.snippets)
+    for name, rep in list(reports.items()):
+        if rep.status == "ran":
+            n_used = sum(1 for h in hits if name in h.channels)
+            reports[name] = ChannelReport(rep.name, rep.status, rep.found, n_used, rep.detail, rep.weight)
+    ordered = tuple(reports[n] for n in CHANNEL_NAMES if n in reports) + tuple(
+        r for n, r in reports.items() if n not in CHANNEL_NAMES
+    )
+    quality = SearchQuality(
+        intent=plan.intent,
+        channels=ordered,
+        found=len(fused),
+        used=used,
+        expanded=len(expanded_ids),
+    )
+    confidence = assess_confidence(plan, hits, channel_scores, quality)
+    timings["total"] = (clock() - t0) * 1000
+    return RetrievalResult(
+        question=question,
+        hits=tuple(hits),
+        files=tuple(files[: max(opts.k, 10)]),
+        subgraph=subgraph,
+        context=context,
+        confidence=confidence,
+        quality=quality,
+        citations=citations,
+        timings_ms=timings,
+    )
+
+
+def rank_files(hits: Sequence[Hit], top_n: int = 3) -> list[FileHit]:
+    """File score = best chunk + 1/2 second + 1/4 third (decaying sum of the top ``top_n``)."""
+    by_path: dict[str, list[Hit]] = {}
+    for h in hits:
+        by_path.setdefault(h.chunk.path, []).append(h)
+    out = []
+    for path, hs in by_path.items():
+        hs = sorted(hs, key=lambda h: -h.score)[:top_n]
+        score = sum(h.score / (2**i) for i, h in enumerate(hs))
+        out.append(FileHit(path, score, tuple(h.chunk.id for h in hs), hs[0].chunk.start_line))
+    out.sort(key=lambda f: (-f.score, f.path))
+    return out
+
+
+def cut_snippet(text: str, budget: int) -> tuple[str, bool]:
+    """The longest prefix of whole lines within ``budget`` tokens (at least one line)."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = count_tokens(line) + 1
+        if kept and used + cost > budget:
+            return "\n".join(kept), True
+        kept.append(line)
+        used += cost
+    return "\n".join(kept), False
+
+
+def citation_for(chunk: Chunk, end_line: int | None = None) -> Citation:
+    return Citation(
+        path=chunk.path,
+        title=chunk.title,
+        start_line=chunk.start_line,
+        end_line=end_line or chunk.end_line,
+        node_id=chunk.node_id,
+        url=page_url(chunk.path, chunk.start_line),
+        chunk_id=chunk.id,
+    )
+
+
+def build_context(
+    hits: Sequence[Hit], extra: Sequence[Hit], subgraph: Subgraph, budget: int, diagram_budget: int
+) -> Context:
+    mermaid = ""
+    if subgraph.nodes:
+        mermaid = render_mermaid(
+            subgraph.nodes, subgraph.edges, highlight=subgraph.seeds, max_chars=diagram_budget * 4
+        )
+    used = count_tokens(mermaid) if mermaid else 0
+    snippets: list[Snippet] = []
+    per_snippet = max(120, (budget - used) // 4)
+    for h in list(hits) + list(extra):
+        room = budget - used
+        if room < 40:
+            break
+        text, truncated = cut_snippet(h.chunk.text, min(per_snippet, room))
+        n_lines = text.count("\n") + 1
+        cit = citation_for(h.chunk, h.chunk.start_line + n_lines - 1)
+        snippets.append(Snippet(cit, text, truncated))
+        used += count_tokens(text) + 8
+    return Context(mermaid=mermaid, snippets=tuple(snippets), tokens=used, budget=budget)

@@ -1,0 +1,190 @@
+"""The code graph in plain Python: adjacency, bounded expansion, and the graph channel.
+
+Theory of operation:
+
+* ``CodeGraph`` holds nodes by id and edges both ways (a caller and a callee are both
+  "connected code"), each edge with its kind and resolution confidence.
+* ``expand`` walks out from seed nodes level by level for at most ``hops`` levels, following
+  only edges with confidence >= ``min_confidence``. Within a level the candidates are taken
+  by priority = centrality * edge-kind weight * confidence (most central first, ties by id)
+  until ``max_nodes`` nodes are held. So the result never exceeds the hop or node caps, and
+  the same input always gives the same subgraph.
+* The graph channel ranks nodes whose name, qualified name or path share tokens with the
+  question: an exact name match counts most, then the share of the node's name tokens
+  covered, then a small centrality prior; each node's chunks inherit its rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from oya.core.records import Edge, Node
+from oya.core.tokenize import split_identifier, tokenize
+
+# How much each kind of edge is worth following when the context has room for few nodes.
+EDGE_WEIGHTS: dict[str, float] = {"calls": 1.0, "inherits": 0.9, "imports": 0.6, "contains": 0.7}
+
+
+@dataclass(frozen=True, slots=True)
+class Subgraph:
+    nodes: tuple[Node, ...]  # seeds first, then by hop distance and priority
+    edges: tuple[Edge, ...]  # edges among the nodes, sorted
+    distance: Mapping[str, int]  # hop distance from the nearest seed
+    seeds: tuple[str, ...]
+    truncated: int = 0  # candidates left out by the node cap
+
+
+class CodeGraph:
+    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_node_tokens")
+
+    def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
+        self.nodes: dict[str, Node] = {n.id: n for n in nodes}
+        self.edges: list[Edge] = [e for e in edges if e.source in self.nodes and e.target in self.nodes]
+        self._adj: dict[str, list[tuple[str, Edge]]] = {}
+        for e in self.edges:
+            self._adj.setdefault(e.source, []).append((e.target, e))
+            self._adj.setdefault(e.target, []).append((e.source, e))
+        self._name_index: dict[str, list[str]] | None = None
+        self._node_tokens: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def neighbors(self, node_id: str, min_confidence: float = 0.0) -> list[tuple[str, Edge]]:
+        return [(n, e) for n, e in self._adj.get(node_id, ()) if e.confidence >= min_confidence]
+
+    def callers(self, node_id: str) -> list[Edge]:
+        return [e for _, e in self._adj.get(node_id, ()) if e.target == node_id and e.kind == "calls"]
+
+    def callees(self, node_id: str) -> list[Edge]:
+        return [e for _, e in self._adj.get(node_id, ()) if e.source == node_id and e.kind == "calls"]
+
+    def expand(
+        self,
+        seeds: Sequence[str],
+        *,
+        hops: int = 2,
+        min_confidence: float = 0.5,
+        max_nodes: int = 24,
+        edge_weights: Mapping[str, float] | None = None,
+        use_centrality: bool = True,
+    ) -> Subgraph:
+        if hops < 0 or max_nodes < 0:
+            raise ValueError("hops and max_nodes cannot be negative")
+        weights = EDGE_WEIGHTS if edge_weights is None else edge_weights
+        distance: dict[str, int] = {}
+        order: list[str] = []
+        for s in seeds:
+            if s in self.nodes and s not in distance and len(order) < max_nodes:
+                distance[s] = 0
+                order.append(s)
+        frontier = list(order)
+        truncated = 0
+        for hop in range(1, hops + 1):
+            best: dict[str, float] = {}
+            for node_id in frontier:
+                for other, edge in self.neighbors(node_id, min_confidence):
+                    if other in distance:
+                        continue
+                    prior = self.nodes[other].centrality if use_centrality else 1.0
+                    pr = (prior + 1e-9) * weights.get(edge.kind, 0.5) * edge.confidence
+                    if pr > best.get(other, -1.0):
+                        best[other] = pr
+            ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+            room = max_nodes - len(order)
+            taken = [n for n, _ in ranked[: max(room, 0)]]
+            truncated += max(len(ranked) - len(taken), 0)
+            for n in taken:
+                distance[n] = hop
+                order.append(n)
+            frontier = taken
+            if not frontier:
+                break
+        keep = set(order)
+        edges = sorted(
+            (
+                e
+                for e in self.edges
+                if e.source in keep and e.target in keep and e.confidence >= min_confidence
+            ),
+            key=lambda e: (e.source, e.target, e.kind),
+        )
+        return Subgraph(
+            nodes=tuple(self.nodes[n] for n in order),
+            edges=tuple(edges),
+            distance=distance,
+            seeds=tuple(o for o in order if distance[o] == 0),
+            truncated=truncated,
+        )
+
+    def hop_distance(self, a: str, b: str, *, limit: int = 3, min_confidence: float = 0.0) -> int | None:
+        """Shortest hop count between two nodes up to ``limit`` (None beyond it)."""
+        if a == b:
+            return 0
+        seen = {a}
+        frontier = [a]
+        for d in range(1, limit + 1):
+            nxt: list[str] = []
+            for n in frontier:
+                for other, _ in self.neighbors(n, min_confidence):
+                    if other == b:
+                        return d
+                    if other not in seen:
+                        seen.add(other)
+                        nxt.append(other)
+            frontier = nxt
+        return None
+
+    # -- graph channel ------------------------------------------------------------------
+    def _tokens(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        if self._node_tokens is None:
+            table: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+            index: dict[str, list[str]] = {}
+            for node in self.nodes.values():
+                name_toks = frozenset(tokenize(node.name))
+                ctx_toks = frozenset(tokenize(node.qualname + " " + node.path))
+                table[node.id] = (name_toks, ctx_toks)
+                for t in name_toks | ctx_toks:
+                    index.setdefault(t, []).append(node.id)
+            self._node_tokens = table
+            self._name_index = index
+        return self._node_tokens
+
+    def match_names(
+        self,
+        query_tokens: Sequence[str],
+        *,
+        identifiers: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        k: int = 50,
+    ) -> list[tuple[str, float]]:
+        """Nodes whose names or paths match the query, best first, as ``(node_id, score)``."""
+        table = self._tokens()
+        index = self._name_index or {}
+        q = set(query_tokens)
+        exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers}
+        exact |= {t for t in q if "_" in t}
+        wanted_paths = [p.replace("\\", "/").lstrip("./") for p in paths]
+        candidates: set[str] = set()
+        for t in q:
+            candidates.update(index.get(t, ()))
+        scores: list[tuple[str, float]] = []
+        for node_id in candidates:
+            node = self.nodes[node_id]
+            name_toks, ctx_toks = table[node_id]
+            if not name_toks:
+                continue
+            name_cover = len(name_toks & q) / len(name_toks)
+            ctx_cover = len(ctx_toks & q) / max(len(ctx_toks), 1)
+            score = 2.0 * name_cover + 0.5 * ctx_cover
+            if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:
+                score += 3.0
+            if any(node.path.endswith(p) or p.endswith(node.path) for p in wanted_paths):
+                score += 1.5
+            if score < 1.0:  # a single shared generic token is noise
+                continue
+            score += 0.5 * node.centrality
+            scores.append((node_id, score))
+        scores.sort(key=lambda item: (-item[1], item[0]))
+        return scores[:k]

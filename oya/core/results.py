@@ -1,0 +1,204 @@
+"""What a retrieval returns: hits, files, quality report, confidence and citations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from oya.core.graph import Subgraph
+from oya.core.records import Chunk
+
+CHANNEL_STATUSES = ("ran", "failed", "unavailable", "off")
+CONFIDENCE_LEVELS = ("HIGH", "MEDIUM", "LOW")
+
+
+def page_url(path: str, line: int | None = None) -> str:
+    """The wiki page of a repository file (relative to the site root), at a line anchor."""
+    url = "files/" + quote(path, safe="/") + ".html"
+    return url + (f"#L{line}" if line else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk: Chunk
+    score: float
+    channels: tuple[str, ...]  # channels that found it; "graph-expansion" for expanded ones
+    ranks: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileHit:
+    path: str
+    score: float
+    chunks: tuple[str, ...]  # chunk ids that made the score, best first
+    best_line: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelReport:
+    name: str
+    status: str
+    found: int = 0
+    used: int = 0
+    detail: str = ""
+    weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.status not in CHANNEL_STATUSES:
+            raise ValueError(f"channel status must be one of {', '.join(CHANNEL_STATUSES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuality:
+    intent: str
+    channels: tuple[ChannelReport, ...]
+    found: int  # distinct results the channels found
+    used: int  # results kept in the answer
+    expanded: int = 0  # nodes added by graph expansion
+
+    @property
+    def degraded(self) -> tuple[ChannelReport, ...]:
+        return tuple(c for c in self.channels if c.status in ("failed", "unavailable"))
+
+    def summary(self) -> str:
+        parts = []
+        for c in self.channels:
+            if c.status == "ran":
+                parts.append(f"{c.name} ✓ ({c.found})")
+            else:
+                parts.append(f"{c.name} ✗ {c.status}" + (f": {c.detail}" if c.detail else ""))
+        return (
+            f"intent {self.intent}; channels: " + ", ".join(parts) + f"; found {self.found}, used {self.used}"
+            f"; graph +{self.expanded} nodes"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Confidence:
+    level: str
+    score: float
+    disclaimer: str
+    reasons: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.level not in CONFIDENCE_LEVELS:
+            raise ValueError(f"confidence level must be one of {', '.join(CONFIDENCE_LEVELS)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    path: str
+    title: str
+    start_line: int
+    end_line: int
+    node_id: str | None
+    url: str
+    chunk_id: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    citation: Citation
+    text: str  # cut at line boundaries to fit the budget
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    mermaid: str
+    snippets: tuple[Snippet, ...]
+    tokens: int
+    budget: int
+
+    def render(self) -> str:
+        """The context as one text block (what a language model is given)."""
+        parts = ["```mermaid", self.mermaid, "```"] if self.mermaid else []
+        for s in self.snippets:
+            c = s.citation
+            parts.append(f"--- {c.path} lines {c.start_line}-{c.end_line} ({c.title})")
+            parts.append(s.text)
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    question: str
+    hits: tuple[Hit, ...]
+    files: tuple[FileHit, ...]
+    subgraph: Subgraph
+    context: Context
+    confidence: Confidence
+    quality: SearchQuality
+    citations: tuple[Citation, ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (for ``--json`` and for the browser)."""
+        return {
+            "question": self.question,
+            "confidence": {
+                "level": self.confidence.level,
+                "score": round(self.confidence.score, 4),
+                "disclaimer": self.confidence.disclaimer,
+                "reasons": list(self.confidence.reasons),
+            },
+            "search_quality": {
+                "intent": self.quality.intent,
+                "found": self.quality.found,
+                "used": self.quality.used,
+                "expanded": self.quality.expanded,
+                "summary": self.quality.summary(),
+                "channels": [
+                    {
+                        "name": c.name,
+                        "status": c.status,
+                        "found": c.found,
+                        "used": c.used,
+                        "weight": c.weight,
+                        "detail": c.detail,
+                    }
+                    for c in self.quality.channels
+                ],
+            },
+            "hits": [
+                {
+                    "chunk_id": h.chunk.id,
+                    "path": h.chunk.path,
+                    "title": h.chunk.title,
+                    "kind": h.chunk.kind,
+                    "start_line": h.chunk.start_line,
+                    "end_line": h.chunk.end_line,
+                    "score": round(h.score, 6),
+                    "channels": list(h.channels),
+                    "url": page_url(h.chunk.path, h.chunk.start_line),
+                }
+                for h in self.hits
+            ],
+            "files": [
+                {"path": f.path, "score": round(f.score, 6), "line": f.best_line, "url": page_url(f.path)}
+                for f in self.files
+            ],
+            "citations": [
+                {
+                    "path": c.path,
+                    "title": c.title,
+                    "start_line": c.start_line,
+                    "end_line": c.end_line,
+                    "node_id": c.node_id,
+                    "url": c.url,
+                }
+                for c in self.citations
+            ],
+            "mermaid": self.context.mermaid,
+            "snippets": [
+                {"path": s.citation.path, "start_line": s.citation.start_line, "text": s.text}
+                for s in self.context.snippets
+            ],
+            "context_tokens": self.context.tokens,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
