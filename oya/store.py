@@ -1,0 +1,463 @@
+"""The index: one DuckDB file per repository, and the DuckDB-backed retrieval channels.
+
+Theory of operation:
+
+* ``write_index`` writes a complete index into a temporary file beside the target and then
+  renames it over the old one (``os.replace`` is atomic on one filesystem), so a failed build
+  never destroys the index that was already there.
+* Tables: ``meta``, ``files``, ``chunks`` (with ``tokens``: the core tokenizer's output,
+  space-joined), ``embeddings`` (unit vectors as little-endian float32 BLOBs), ``nodes``, ``edges``,
+  ``skipped``. DuckDB's ``fts`` extension indexes ``chunks.tokens`` with stemming, stopwords,
+  accent stripping and lower-casing all off and whitespace as the only separator, so its
+  dictionary is exactly the core's tokens.
+* Queries do not call ``match_bm25`` row by row; ``DuckBM25Channel`` evaluates the same
+  formula as one aggregate over the FTS tables (``fts_main_chunks.terms/dict/docs/stats``),
+  which is what ``oya.core.bm25`` computes too — ``tests/adapters/test_store_parity.py``
+  holds the three rankings together. Reading needs no extension at all.
+* The semantic channel loads the vector blobs once into a numpy matrix and ranks by one
+  matrix-vector product (DuckDB cannot read a float32 BLOB as an array, and
+  ``FLOAT[dim]`` columns made the build 20x slower to write); it ranks like
+  ``oya.core.vectors`` (parity-tested too).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from oya.core.bm25 import K1, B
+from oya.core.engine import ChannelUnavailable
+from oya.core.graph import CodeGraph
+from oya.core.query import QueryPlan
+from oya.core.records import Chunk, Edge, Node
+from oya.core.tokenize import tokenize
+from oya.errors import IndexCorruptError, IndexMissingError
+from oya.models import SkippedFile, SourceFile
+
+INDEX_FILE = "index.duckdb"
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE files (path VARCHAR PRIMARY KEY, language VARCHAR, size BIGINT, sha256 VARCHAR,
+                    n_lines INTEGER, text VARCHAR);
+CREATE TABLE skipped (path VARCHAR, reason VARCHAR, detail VARCHAR);
+CREATE TABLE chunks (id VARCHAR PRIMARY KEY, path VARCHAR, kind VARCHAR, title VARCHAR,
+                     start_line INTEGER, end_line INTEGER, text VARCHAR, content_hash VARCHAR,
+                     n_tokens INTEGER, node_id VARCHAR, tokens VARCHAR);
+CREATE TABLE nodes (id VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, qualname VARCHAR,
+                    path VARCHAR, start_line INTEGER, end_line INTEGER, signature VARCHAR,
+                    docstring VARCHAR, centrality DOUBLE);
+CREATE TABLE edges (source VARCHAR, target VARCHAR, kind VARCHAR, confidence DOUBLE);
+CREATE TABLE embeddings (chunk_id VARCHAR PRIMARY KEY, vec BLOB);
+"""
+
+
+def chunk_tokens(chunk: Chunk) -> list[str]:
+    """What the lexical channels index for a chunk: its title (symbol name) and its text."""
+    return tokenize(chunk.title + "\n" + chunk.text)
+
+
+def _load_fts(con: duckdb.DuckDBPyConnection) -> None:
+    import duckdb_extensions  # registry package that ships the fts binary (no download)
+
+    duckdb_extensions.import_extension("fts", con=con)
+
+
+def write_index(
+    out_dir: Path,
+    *,
+    files: Sequence[SourceFile],
+    skipped: Sequence[SkippedFile],
+    chunks: Sequence[Chunk],
+    embeddings: Mapping[str, bytes],
+    nodes: Sequence[Node],
+    edges: Sequence[Edge],
+    meta: Mapping[str, str],
+    dim: int,
+) -> Path:
+    """Write the index to ``out_dir/index.duckdb`` atomically; returns its path.
+
+    ``embeddings`` maps chunk id to a little-endian float32 blob of ``dim`` floats.
+    Rows go in through newline-delimited JSON files read by ``read_json`` (DuckDB's
+    ``executemany`` inserts row by row and is two orders of magnitude slower).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    final = out_dir / INDEX_FILE
+    tmp = out_dir / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            con.execute("SET enable_progress_bar = false")
+            con.execute(_SCHEMA)
+            all_meta = {"schema_version": SCHEMA_VERSION, "dim": str(dim), **meta}
+            ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.id))
+            tables: list[tuple[str, Iterable[tuple[object, ...]]]] = [
+                ("meta", sorted(all_meta.items())),
+                (
+                    "files",
+                    (
+                        (f.path, f.language, f.size, f.sha256, f.n_lines, f.text)
+                        for f in sorted(files, key=_path)
+                    ),
+                ),
+                ("skipped", ((s.path, s.reason, s.detail) for s in sorted(skipped, key=_path))),
+                (
+                    "chunks",
+                    (
+                        (
+                            c.id,
+                            c.path,
+                            c.kind,
+                            c.title,
+                            c.start_line,
+                            c.end_line,
+                            c.text,
+                            c.content_hash,
+                            c.n_tokens,
+                            c.node_id,
+                            " ".join(chunk_tokens(c)),
+                        )
+                        for c in ordered
+                    ),
+                ),
+                (
+                    "nodes",
+                    (
+                        (
+                            n.id,
+                            n.kind,
+                            n.name,
+                            n.qualname,
+                            n.path,
+                            n.start_line,
+                            n.end_line,
+                            n.signature,
+                            n.docstring,
+                            n.centrality,
+                        )
+                        for n in sorted(nodes, key=lambda n: n.id)
+                    ),
+                ),
+                (
+                    "edges",
+                    (
+                        (e.source, e.target, e.kind, e.confidence)
+                        for e in sorted(edges, key=lambda e: (e.source, e.target, e.kind))
+                    ),
+                ),
+                ("embeddings", ((c.id, embeddings[c.id]) for c in ordered if c.id in embeddings)),
+            ]
+            for table, rows in tables:
+                _bulk_insert(con, table, rows, out_dir)
+            if ordered:
+                _load_fts(con)
+                con.execute(
+                    "PRAGMA create_fts_index('chunks', 'id', 'tokens', stemmer='none', stopwords='none', "
+                    "ignore='\\s+', strip_accents=0, lower=0, overwrite=1)"
+                )
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, final)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(tmp) + ".wal").unlink()
+    return final
+
+
+def _path(item: SourceFile | SkippedFile) -> str:
+    return item.path
+
+
+def _bulk_insert(
+    con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[tuple[object, ...]], work_dir: Path
+) -> None:
+    """Insert rows through a temporary NDJSON file; BLOB columns travel as base64."""
+    cols = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
+    blob = [t == "BLOB" for _, t in cols]
+    names = [f"c{i}" for i in range(len(cols))]
+    fd, name = tempfile.mkstemp(prefix=f".{table}.", suffix=".ndjson", dir=work_dir)
+    n = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for row in rows:
+                values = [
+                    base64.b64encode(v).decode() if is_blob and v is not None else v
+                    for v, is_blob in zip(row, blob, strict=True)
+                ]  # type: ignore[arg-type]
+                fh.write(json.dumps(dict(zip(names, values, strict=True)), ensure_ascii=False))
+                fh.write("\n")
+                n += 1
+        if not n:
+            return
+        spec = ", ".join(
+            f"{c}: '{'VARCHAR' if b else t}'" for c, (_, t), b in zip(names, cols, blob, strict=True)
+        )
+        exprs = ", ".join(f"from_base64({c})" if b else c for c, b in zip(names, blob, strict=True))
+        con.execute(
+            f"INSERT INTO {table} SELECT {exprs} FROM read_json(?, columns={{{spec}}}, "
+            "format='newline_delimited', maximum_object_size=1073741824)",
+            [name],
+        )
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+
+
+def _chunk_from_row(row: tuple[object, ...]) -> Chunk:
+    cid, path, kind, title, start, end, text, chash, ntok, node_id = row
+    return Chunk(
+        id=str(cid),
+        path=str(path),
+        kind=str(kind),
+        title=str(title),
+        start_line=int(start),  # type: ignore[call-overload]
+        end_line=int(end),  # type: ignore[call-overload]
+        text=str(text),
+        content_hash=str(chash),
+        n_tokens=int(ntok),  # type: ignore[call-overload]
+        node_id=None if node_id is None else str(node_id),
+    )
+
+
+_CHUNK_COLS = "id, path, kind, title, start_line, end_line, text, content_hash, n_tokens, node_id"
+
+
+@dataclass
+class IndexStats:
+    files: int
+    chunks: int
+    nodes: int
+    edges: int
+    embeddings: int
+    skipped: int
+
+
+class Index:
+    """A read-only open index: the DuckDB channels, the corpus and the code graph."""
+
+    def __init__(self, path: Path) -> None:
+        db = path / INDEX_FILE if path.is_dir() else path
+        if not db.exists():
+            raise IndexMissingError(f"no index at {db} (build one with: oya build REPO --out {path})")
+        try:
+            self.con = duckdb.connect(str(db), read_only=True)
+            self.meta = dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+        except duckdb.Error as exc:
+            raise IndexCorruptError(f"cannot read the index at {db}: {str(exc).splitlines()[0]}") from exc
+        if self.meta.get("schema_version") != SCHEMA_VERSION:
+            raise IndexCorruptError(
+                f"the index at {db} has schema {self.meta.get('schema_version')!r}, expected {SCHEMA_VERSION}; "
+                "rebuild it with oya build"
+            )
+        self.path = db
+        self.dim = int(self.meta.get("dim", "0"))
+        self._graph: CodeGraph | None = None
+        self._paths: dict[str, str] | None = None
+        self._by_node: dict[str, list[str]] | None = None
+        self.has_fts = bool(
+            self.con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'fts_main_chunks'"
+            ).fetchone()[0]  # type: ignore[index]
+        )
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- corpus -----------------------------------------------------------------------
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        if not ids:
+            return {}
+        rows = self.con.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN (SELECT unnest(?::VARCHAR[]))", [list(ids)]
+        ).fetchall()
+        return {str(r[0]): _chunk_from_row(r) for r in rows}
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        if self._by_node is None:
+            by_node: dict[str, list[str]] = {}
+            for cid, nid in self.con.execute(
+                "SELECT id, node_id FROM chunks WHERE node_id IS NOT NULL ORDER BY path, start_line, id"
+            ).fetchall():
+                by_node.setdefault(nid, []).append(cid)
+            self._by_node = by_node
+        return {n: self._by_node[n] for n in node_ids if n in self._by_node}
+
+    def chunk_paths(self) -> Mapping[str, str]:
+        if self._paths is None:
+            self._paths = dict(self.con.execute("SELECT id, path FROM chunks").fetchall())
+        return self._paths
+
+    def all_chunks(self) -> list[Chunk]:
+        rows = self.con.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY path, start_line, id").fetchall()
+        return [_chunk_from_row(r) for r in rows]
+
+    def chunk_token_lists(self) -> list[tuple[str, list[str]]]:
+        rows = self.con.execute("SELECT id, tokens FROM chunks ORDER BY path, start_line, id").fetchall()
+        return [(str(i), str(t).split()) for i, t in rows]
+
+    def embedding_blobs(self) -> list[tuple[str, bytes]]:
+        rows = self.con.execute("SELECT chunk_id, vec FROM embeddings ORDER BY chunk_id").fetchall()
+        return [(str(i), bytes(v)) for i, v in rows]
+
+    # -- graph ------------------------------------------------------------------------
+    @property
+    def graph(self) -> CodeGraph:
+        if self._graph is None:
+            nodes = [
+                Node(
+                    str(r[0]),
+                    str(r[1]),
+                    str(r[2]),
+                    str(r[3]),
+                    str(r[4]),
+                    int(r[5]),
+                    int(r[6]),
+                    str(r[7] or ""),
+                    str(r[8] or ""),
+                    float(r[9]),
+                )
+                for r in self.con.execute(
+                    "SELECT id, kind, name, qualname, path, start_line, end_line, signature, docstring, centrality "
+                    "FROM nodes ORDER BY id"
+                ).fetchall()
+            ]
+            edges = [
+                Edge(str(s), str(t), str(k), float(c))
+                for s, t, k, c in self.con.execute(
+                    "SELECT source, target, kind, confidence FROM edges ORDER BY source, target, kind"
+                ).fetchall()
+            ]
+            self._graph = CodeGraph(nodes, edges)
+        return self._graph
+
+    def files(self) -> list[tuple[str, str, int, int]]:
+        return [
+            (str(p), str(lang), int(size), int(n))
+            for p, lang, size, n in self.con.execute(
+                "SELECT path, language, size, n_lines FROM files ORDER BY path"
+            ).fetchall()
+        ]
+
+    def skipped(self) -> list[SkippedFile]:
+        return [
+            SkippedFile(str(p), str(r), str(d or ""))
+            for p, r, d in self.con.execute(
+                "SELECT path, reason, detail FROM skipped ORDER BY path"
+            ).fetchall()
+        ]
+
+    def stats(self) -> IndexStats:
+        def count(table: str) -> int:
+            return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
+
+        return IndexStats(
+            count("files"),
+            count("chunks"),
+            count("nodes"),
+            count("edges"),
+            count("embeddings"),
+            count("skipped"),
+        )
+
+
+class DuckBM25Channel:
+    """BM25 evaluated by DuckDB over the FTS tables; ranks exactly like ``oya.core.bm25``."""
+
+    name = "lexical"
+
+    def __init__(self, index: Index, k1: float = K1, b: float = B) -> None:
+        self.index = index
+        self.k1 = k1
+        self.b = b
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if not self.index.has_fts:
+            raise ChannelUnavailable("the index has no full-text index")
+        terms = list(dict.fromkeys(plan.lexical_tokens))
+        if not terms:
+            return []
+        return bm25_sql(self.index.con, terms, k, self.k1, self.b)
+
+
+def bm25_sql(
+    con: duckdb.DuckDBPyConnection, terms: list[str], k: int | None, k1: float = K1, b: float = B
+) -> list[tuple[str, float]]:
+    """The BM25 of ``oya.core.bm25`` as one DuckDB aggregate over the fts tables."""
+    rows = con.execute(
+        """
+        WITH q AS (SELECT DISTINCT unnest(?::VARCHAR[]) AS term),
+        qt AS (SELECT d.termid, d.df FROM fts_main_chunks.dict d JOIN q ON d.term = q.term),
+        tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_chunks.terms t
+               WHERE t.termid IN (SELECT termid FROM qt) GROUP BY t.docid, t.termid),
+        st AS (SELECT num_docs, avgdl FROM fts_main_chunks.stats)
+        SELECT docs.name,
+               sum(ln((st.num_docs - qt.df + 0.5) / (qt.df + 0.5) + 1)
+                   * (tf.tf * (? + 1)) / (tf.tf + ? * (1 - ? + ? * docs.len / st.avgdl))) AS score
+        FROM tf JOIN qt USING (termid) JOIN fts_main_chunks.docs docs USING (docid), st
+        GROUP BY docs.name
+        ORDER BY score DESC, docs.name
+        LIMIT ?
+        """,
+        [terms, k1, k1, b, b, k if k is not None else 2**31 - 1],
+    ).fetchall()
+    return [(str(n), float(s)) for n, s in rows]
+
+
+class MatrixVectorChannel:
+    """Cosine over the index's unit vectors as one numpy matrix-vector product."""
+
+    name = "semantic"
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self._ids: list[str] | None = None
+        self._matrix: np.ndarray | None = None
+
+    def _load(self) -> None:
+        rows = self.index.embedding_blobs()
+        self._ids = [i for i, _ in rows]
+        dim = self.index.dim
+        buf = b"".join(b for _, b in rows)
+        self._matrix = (
+            np.frombuffer(buf, dtype="<f4").reshape(len(rows), dim) if rows else np.zeros((0, dim), "<f4")
+        )
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if self._matrix is None:
+            self._load()
+        assert self._matrix is not None and self._ids is not None
+        if not len(self._ids):
+            raise ChannelUnavailable("the index has no embeddings")
+        if vector is None:
+            raise ChannelUnavailable("no embedding for the question")
+        if len(vector) != self.index.dim:
+            raise ChannelUnavailable(f"question vector has dimension {len(vector)}, index {self.index.dim}")
+        # float64 accumulation, as the core's sumprod does, so near-ties break the same way
+        sims = self._matrix.astype(np.float64) @ np.asarray(vector, dtype=np.float32).astype(np.float64)
+        k = min(k, len(self._ids))
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(self._ids) else np.arange(len(self._ids))
+        ranked = sorted(((self._ids[i], float(sims[i])) for i in top), key=lambda item: (-item[1], item[0]))
+        return ranked
