@@ -1,0 +1,115 @@
+"""Browser runtimes the static site ships, installed from npm and copied into the site.
+
+Theory of operation:
+
+* ``site_template/vendor/package.json`` and its ``package-lock.json`` pin every npm package exactly
+  (pyodide, mermaid, @huggingface/transformers). ``ensure_vendor`` copies both into
+  ``<cache>/npm`` and runs ``npm ci --ignore-scripts`` there once; a stamp holding the lock file's hash
+  makes later calls free. ``--ignore-scripts`` matters: transformers' dependencies would otherwise try
+  to download binaries at install time, which fails offline.
+* ``copy_runtime`` copies only the files the browser loads (a few MB of the ~700 MB install) into
+  ``<site>/vendor/``, and reports bytes per group for the size report. Nothing is fetched from a CDN
+  at run time: the pages point Pyodide and transformers.js at these copies.
+* The cache lives in ``$OYA_CACHE_DIR`` or ``~/.cache/oya``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from oya.errors import SiteError
+
+TEMPLATE_VENDOR_DIR = Path(__file__).resolve().parents[2] / "site_template" / "vendor"
+_STAMP = ".oya-vendor-stamp"
+
+# (source under node_modules, destination under site/vendor, size-report group)
+RUNTIME_FILES: tuple[tuple[str, str, str], ...] = (
+    ("pyodide/pyodide.mjs", "pyodide/pyodide.mjs", "runtime"),
+    ("pyodide/pyodide.asm.mjs", "pyodide/pyodide.asm.mjs", "runtime"),
+    ("pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.wasm", "runtime"),
+    ("pyodide/python_stdlib.zip", "pyodide/python_stdlib.zip", "runtime"),
+    ("mermaid/dist/mermaid.min.js", "mermaid/mermaid.min.js", "js"),
+    ("@huggingface/transformers/dist/transformers.min.js", "transformers/transformers.min.js", "js"),
+    ("onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "transformers/ort-wasm-simd-threaded.mjs", "model"),
+    ("onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "transformers/ort-wasm-simd-threaded.wasm", "model"),
+)
+
+
+def default_cache_dir() -> Path:
+    """``$OYA_CACHE_DIR`` if set, else ``~/.cache/oya``."""
+    env = os.environ.get("OYA_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "oya"
+
+
+def _lock_digest(template_dir: Path) -> str:
+    h = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        h.update(name.encode() + b"\0" + (template_dir / name).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Serialise installs between processes (pytest-xdist workers, parallel builds)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_vendor(cache_dir: Path | None = None, template_dir: Path = TEMPLATE_VENDOR_DIR) -> Path:
+    """Install the pinned npm packages into ``cache_dir/npm`` once; return its ``node_modules``."""
+    cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
+    npm_dir = cache_dir / "npm"
+    modules = npm_dir / "node_modules"
+    digest = _lock_digest(template_dir)
+    stamp = npm_dir / _STAMP
+    with _locked(cache_dir / ".npm.lock"):
+        if stamp.is_file() and stamp.read_text().strip() == digest and modules.is_dir():
+            return modules
+        npm = shutil.which("npm")
+        if npm is None:
+            raise SiteError(
+                "npm is not installed; it is needed to fetch Pyodide, mermaid and transformers.js"
+            )
+        npm_dir.mkdir(parents=True, exist_ok=True)
+        stamp.unlink(missing_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(template_dir / name, npm_dir / name)
+        cmd = [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
+        proc = subprocess.run(cmd, cwd=npm_dir, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise SiteError(f"npm ci failed in {npm_dir} (exit {proc.returncode}): " + " | ".join(tail))
+        missing = [src for src, _, _ in RUNTIME_FILES if not (modules / src).is_file()]
+        if missing:
+            raise SiteError(f"npm install in {npm_dir} lacks expected files: {', '.join(missing)}")
+        stamp.write_text(digest + "\n")
+    return modules
+
+
+def copy_runtime(vendor_dir: Path, site_dir: Path) -> dict[str, int]:
+    """Copy the browser runtime files into ``site_dir/vendor/``; return bytes per group.
+
+    Groups: ``runtime`` (Pyodide), ``model`` (onnxruntime-web's WASM), ``js`` (transformers.js, mermaid).
+    """
+    sizes = {"runtime": 0, "model": 0, "js": 0}
+    for src_rel, dest_rel, group in RUNTIME_FILES:
+        src = vendor_dir / src_rel
+        if not src.is_file():
+            raise SiteError(f"vendor file missing: {src} (run ensure_vendor first)")
+        dest = site_dir / "vendor" / dest_rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        sizes[group] += src.stat().st_size
+    return sizes

@@ -1,0 +1,71 @@
+// The question's embedding, computed in the browser from the site's own files.
+//
+// all-MiniLM-L6-v2 exported to ONNX (int8, see oya/site/model_export.py) and run by transformers.js
+// on onnxruntime-web's WASM backend. Nothing is fetched from a hub or a CDN: remote models are off,
+// the model is read from <base>models/ and the WASM from <base>vendor/transformers/. Vectors are the
+// mean of the token states over the attention mask, L2-normalised, as sentence-transformers makes
+// them in the pipeline, so the browser only needs dot products against the bundle's unit vectors.
+
+const MODEL_NAME = "all-MiniLM-L6-v2";
+
+let extractorPromise = null;
+
+function absolute(baseUrl) {
+  const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
+  return href.endsWith("/") ? href : href + "/";
+}
+
+// Load transformers.js and the model once; later calls return the same promise.
+export function loadEmbedder(baseUrl) {
+  if (extractorPromise === null) {
+    extractorPromise = createExtractor(absolute(baseUrl)).catch((err) => {
+      extractorPromise = null; // let a later call retry instead of caching the failure
+      throw err;
+    });
+  }
+  return extractorPromise;
+}
+
+async function createExtractor(base) {
+  const vendor = base + "vendor/transformers/";
+  let transformers;
+  try {
+    transformers = await import(vendor + "transformers.min.js");
+  } catch (err) {
+    throw new Error(`Could not load transformers.js from ${vendor}: ${err.message}`);
+  }
+  const { env, pipeline } = transformers;
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  // A path, not a full URL: transformers.js 4.3.1 only probes for tokenizer_config.json when the
+  // local path is not an http(s) URL, and otherwise silently loads no tokenizer at all.
+  env.localModelPath = new URL(base).pathname + "models/";
+  // The bundle would ask for the 27 MB asyncify build (WebGPU support); the CPU build is 14 MB and
+  // is all the WASM backend needs, so name both of its files explicitly.
+  env.backends.onnx.wasm.wasmPaths = {
+    mjs: vendor + "ort-wasm-simd-threaded.mjs",
+    wasm: vendor + "ort-wasm-simd-threaded.wasm",
+  };
+  env.backends.onnx.wasm.proxy = false;
+  const where = `${env.localModelPath}${MODEL_NAME}/`;
+  let extractor;
+  try {
+    extractor = await pipeline("feature-extraction", MODEL_NAME, { dtype: "q8", device: "wasm" });
+  } catch (err) {
+    throw new Error(`Could not load the query model from ${where}: ${err.message}`);
+  }
+  if (!extractor.tokenizer) {
+    throw new Error(`Could not load the query model's tokenizer from ${where} (tokenizer_config.json missing?)`);
+  }
+  return extractor;
+}
+
+// Unit vector (Float32Array, 384 dims) for one text. Call loadEmbedder(baseUrl) first.
+export async function embed(text) {
+  if (extractorPromise === null) {
+    throw new Error("embed() called before loadEmbedder(baseUrl)");
+  }
+  const extractor = await extractorPromise;
+  const output = await extractor(text, { pooling: "mean", normalize: true });
+  return Float32Array.from(output.data);
+}

@@ -1,0 +1,68 @@
+// Boot Pyodide from the site's own folder and install the oya core wheel into it.
+//
+// Everything comes from <base>vendor/pyodide/ and the site: no CDN. The lock file stub keeps Pyodide
+// from fetching pyodide-lock.json (we load no Pyodide packages by name, only our own wheel); its
+// info must match the runtime's ABI, so update it together with the pinned npm `pyodide` version.
+// Loading by name offline "succeeds" and then the import fails, so the wheel is fetched with a
+// checked response, unpacked into site-packages, and `oya.core` is imported right away to verify it.
+
+const LOCK_FILE_STUB = JSON.stringify({
+  info: { abi_version: "2026_0", arch: "wasm32", platform: "emscripten_5_0_3", python: "3.14.2", version: "314.0.7" },
+  packages: {},
+});
+
+function absolute(baseUrl) {
+  const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
+  return href.endsWith("/") ? href : href + "/";
+}
+
+async function fetchBytes(url, what) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new Error(`Could not fetch the ${what} at ${url}: ${err.message}`);
+  }
+  if (!response.ok) {
+    throw new Error(`Could not fetch the ${what} at ${url}: HTTP ${response.status} ${response.statusText}`);
+  }
+  return await response.arrayBuffer();
+}
+
+// Returns the Pyodide instance with `oya.core` importable. If bundleUrl is given, the bundle's bytes
+// are written to /home/pyodide/bundle/<file name> and that path is set as the Python global
+// OYA_BUNDLE_PATH.
+export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null } = {}) {
+  if (!wheelUrl) {
+    throw new Error("bootCore needs wheelUrl (the oya core wheel)");
+  }
+  const base = absolute(baseUrl);
+  const indexURL = base + "vendor/pyodide/";
+  let loadPyodide;
+  try {
+    ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
+  } catch (err) {
+    throw new Error(`Could not load Pyodide from ${indexURL}: ${err.message}`);
+  }
+  const wheelHref = new URL(wheelUrl, base).href;
+  const [pyodide, wheel, bundle] = await Promise.all([
+    loadPyodide({ indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }),
+    fetchBytes(wheelHref, "oya core wheel"),
+    bundleUrl ? fetchBytes(new URL(bundleUrl, base).href, "index bundle") : Promise.resolve(null),
+  ]);
+  const purelib = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+  pyodide.unpackArchive(wheel, "wheel", { extractDir: purelib });
+  try {
+    pyodide.runPython("import importlib; importlib.invalidate_caches(); import oya.core");
+  } catch (err) {
+    throw new Error(`The oya core wheel from ${wheelHref} installed but 'import oya.core' failed: ${err.message}`);
+  }
+  if (bundle !== null) {
+    const name = new URL(bundleUrl, base).pathname.split("/").pop() || "bundle";
+    const dir = "/home/pyodide/bundle";
+    pyodide.FS.mkdirTree(dir);
+    pyodide.FS.writeFile(`${dir}/${name}`, new Uint8Array(bundle));
+    pyodide.globals.set("OYA_BUNDLE_PATH", `${dir}/${name}`);
+  }
+  return pyodide;
+}
