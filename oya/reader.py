@@ -183,7 +183,7 @@ def _looks_like_placeholder(value: str) -> bool:
     )
 
 
-def _find_secret(text: str) -> str | None:
+def find_secret(text: str) -> str | None:
     """Return a detail naming the first secret rule ``text`` triggers, or None."""
     for rule, rx in _TOKEN_RULES:
         for m in rx.finditer(text):
@@ -327,7 +327,7 @@ def _read_file(abs_path: str, rel: str, size: int, max_file_bytes: int) -> Sourc
     language = detect_language(rel)
     if language is None:
         return SkippedFile(rel, "unsupported", f"no indexed language for .{ext}" if ext else "no extension")
-    secret = _find_secret(text)
+    secret = find_secret(text)
     if secret is not None:
         return SkippedFile(rel, "secret", secret)
     if "\r" in text:

@@ -1,0 +1,133 @@
+"""``oya build``: run the Dagster asset job in-process with a progress display and collect
+a summary (counts and seconds per asset) from the materialization metadata."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from oya.errors import OyaError
+
+ASSET_ORDER = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
+
+
+def _describe(asset: str, md: dict[str, Any]) -> str:
+    if asset == "source_files":
+        return f"{md['files']} files, {md['lines']} lines, {md['skipped']} skipped"
+    if asset == "code_graph":
+        return f"{md['symbols']} symbols, {md['edges']} edges, {md['parse_errors']} syntax errors recovered"
+    if asset == "chunks":
+        return f"{md['chunks']} chunks ({md['code_chunks']} code, {md['doc_chunks']} docs)"
+    if asset == "chunk_embeddings":
+        return f"{md['embedded']} embedded, {md['cached']} cached ({md['model']})"
+    if asset == "search_index":
+        return f"{md['bytes'] / 1e6:.1f} MB"
+    return ", ".join(f"{k}={v}" for k, v in md.items() if k != "seconds")
+
+
+def _plain(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def run_build(
+    repo: Path,
+    out_dir: Path | None,
+    *,
+    embedder: str = "minilm",
+    cache_dir: Path | None = None,
+    with_site: bool = False,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    from dagster import DagsterInstance, materialize, mem_io_manager
+
+    from pipelines.definitions import chunks_hold_no_secrets, search_index_opens
+    from pipelines.assets import INDEX_ASSETS
+    from pipelines.resources import OyaSettings
+    from pipelines.resources import Progress as ProgressResource
+
+    settings = OyaSettings(
+        repo_path=str(repo.resolve()),
+        out_dir=str(out_dir.resolve()) if out_dir else "",
+        embedder=embedder,
+        cache_dir=str(cache_dir) if cache_dir else "",
+    )
+    bar = Progress(
+        TextColumn("[bold]{task.description:<18}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=console is None,
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(step: str, done: int, total: int) -> None:
+        if step not in tasks:
+            for other, tid in tasks.items():  # a new step means the previous ones are done
+                bar.update(tid, completed=bar.tasks[tid].total)
+            tasks[step] = bar.add_task(step, total=max(total, 1))
+        bar.update(tasks[step], completed=done, total=max(total, 1))
+
+    assets: list[Any] = list(INDEX_ASSETS) + [chunks_hold_no_secrets, search_index_opens]
+    t0 = time.perf_counter()
+    with bar:
+        result = materialize(
+            assets,
+            resources={
+                "settings": settings,
+                "progress": ProgressResource(update),
+                "io_manager": mem_io_manager,
+            },
+            instance=DagsterInstance.ephemeral(),
+            run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
+            raise_on_error=False,
+        )
+    if not result.success:
+        raise OyaError(_failure_message(result))
+    seconds = time.perf_counter() - t0
+    rows = []
+    metadata: dict[str, dict[str, Any]] = {}
+    for asset in ASSET_ORDER:
+        mats = result.asset_materializations_for_node(asset)
+        md = {k: _plain(v) for k, v in mats[0].metadata.items()} if mats else {}
+        metadata[asset] = md
+        rows.append({"asset": asset, "result": _describe(asset, md), "seconds": float(md.get("seconds", 0.0))})
+    checks = [{"name": ev.check_name, "passed": ev.passed} for ev in result.get_asset_check_evaluations()]
+    index_path = str(metadata["search_index"].get("path", ""))
+    summary: dict[str, Any] = {
+        "repo": str(repo.resolve()),
+        "index": index_path,
+        "assets": rows,
+        "metadata": metadata,
+        "seconds": seconds,
+        "checks": checks,
+        "skipped": [],
+    }
+    from oya.store import Index
+
+    with Index(Path(index_path)) as idx:
+        summary["skipped"] = [{"path": s.path, "reason": s.reason, "detail": s.detail} for s in idx.skipped()]
+    if with_site:
+        from oya.site.build import build_site
+
+        site_dir = Path(index_path).parent / "site"
+        build_site(Path(index_path).parent, site_dir, console=console)
+        summary["site"] = str(site_dir)
+    return summary
+
+
+def _failure_message(result: Any) -> str:
+    for event in result.all_events:
+        if event.is_failure and event.step_failure_data is not None:
+            err = event.step_failure_data.user_failure_data or None
+            error = event.step_failure_data.error
+            while error is not None and error.cause is not None and "OyaError" not in error.cls_name:
+                error = error.cause
+            text = (error.message if error is not None else str(err)).strip().splitlines()
+            return f"step {event.step_key} failed: {text[-1] if text else 'unknown error'}"
+    return "the build failed"

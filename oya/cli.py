@@ -1,0 +1,244 @@
+"""The ``oya`` command: build an index, search it, ask it, serve its wiki.
+
+Errors are one readable line on stderr and a non-zero exit; tracebacks only with
+``OYA_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from oya.errors import OyaError, QueryError, RepositoryError
+
+err_console = Console(stderr=True)
+out_console = Console()
+
+DEFAULT_INDEX = ".oya"
+
+
+class OyaGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OyaError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if os.environ.get("OYA_DEBUG"):
+                raise
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise click.ClickException(
+                f"unexpected {type(exc).__name__}: {first} (set OYA_DEBUG=1 for a traceback)"
+            ) from exc
+
+
+@click.group(cls=OyaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="oya")
+def main() -> None:
+    """Oya: a code repository as a wiki, answered by graph-augmented retrieval."""
+
+
+# -- build ---------------------------------------------------------------------------------
+@main.command()
+@click.argument("repo", required=False, default=".", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Index folder (default: REPO/.oya).")
+@click.option(
+    "--embedder",
+    type=click.Choice(["minilm", "hashing"]),
+    default="minilm",
+    show_default=True,
+    help="minilm: all-MiniLM-L6-v2; hashing: a fast deterministic stand-in (tests, demos).",
+)
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Embedding cache (default: ~/.cache/oya).")
+@click.option("--site/--no-site", default=False, help="Also build the static wiki into OUT/site.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+def build(
+    repo: Path, out_dir: Path | None, embedder: str, cache_dir: Path | None, site: bool, quiet: bool
+) -> None:
+    """Index REPO (default: the current directory) through the Dagster asset job."""
+    from oya.build import run_build
+
+    if not repo.exists():
+        raise RepositoryError(f"repository not found: {repo}")
+    if not repo.is_dir():
+        raise RepositoryError(f"repository is not a directory: {repo}")
+    summary = run_build(
+        repo, out_dir, embedder=embedder, cache_dir=cache_dir, with_site=site, console=None if quiet else err_console
+    )
+    print_build_summary(summary)
+
+
+def print_build_summary(summary: dict[str, Any]) -> None:
+    t = Table(title=f"oya build — {escape(summary['repo'])}", show_header=True, header_style="bold")
+    t.add_column("asset")
+    t.add_column("result", justify="left")
+    t.add_column("seconds", justify="right")
+    for row in summary["assets"]:
+        t.add_row(row["asset"], escape(row["result"]), f"{row['seconds']:.2f}")
+    t.add_row("[bold]total[/bold]", "", f"[bold]{summary['seconds']:.2f}[/bold]")
+    out_console.print(t)
+    skipped = summary["skipped"]
+    if skipped:
+        s = Table(title=f"skipped files ({len(skipped)})", header_style="bold")
+        s.add_column("path")
+        s.add_column("reason")
+        s.add_column("detail")
+        for item in skipped[:200]:
+            s.add_row(escape(item["path"]), item["reason"], escape(item["detail"]))
+        if len(skipped) > 200:
+            s.add_row(f"... and {len(skipped) - 200} more", "", "")
+        out_console.print(s)
+    for check in summary.get("checks", []):
+        mark = "[green]passed[/green]" if check["passed"] else "[red]FAILED[/red]"
+        out_console.print(f"check {check['name']}: {mark}")
+    out_console.print(f"index: {escape(summary['index'])}")
+    if summary.get("site"):
+        out_console.print(f"site: {escape(summary['site'])}")
+
+
+# -- search / ask --------------------------------------------------------------------------
+def _open(index_dir: Path | None) -> Any:
+    from oya.searcher import Searcher
+
+    return Searcher.open(index_dir or Path(DEFAULT_INDEX))
+
+
+def _check_query(query: str) -> str:
+    if not query or not query.strip():
+        raise QueryError("the query is empty: give a question, a symbol name or a bug report")
+    return query
+
+
+def _read_query(query: str) -> str:
+    """``-`` reads the query from standard input (for pasted bug reports)."""
+    if query == "-":
+        return _check_query(sys.stdin.read())
+    return _check_query(query)
+
+
+@main.command()
+@click.argument("query")
+@click.option("--index", "index_dir", type=click.Path(path_type=Path), help="Index folder (default: ./.oya).")
+@click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 200), help="How many results.")
+@click.option("--files", "files_mode", is_flag=True, help="Rank repository files instead of chunks.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of objects, best first.")
+@click.option("--include", multiple=True, help="Only paths matching this glob (repeatable), e.g. 'src/*'.")
+@click.option("--exclude", multiple=True, help="Leave out paths matching this glob (repeatable), e.g. 'tests/'.")
+def search(
+    query: str,
+    index_dir: Path | None,
+    k: int,
+    files_mode: bool,
+    as_json: bool,
+    include: Sequence[str],
+    exclude: Sequence[str],
+) -> None:
+    """Ranked chunks (or files) for QUERY; QUERY may be a whole bug report ('-' reads stdin)."""
+    query = _read_query(query)
+    with _open(index_dir) as searcher:
+        result = searcher.search(query, k=k, include=tuple(include), exclude=tuple(exclude))
+    if files_mode:
+        rows = [
+            {"rank": i + 1, "path": f.path, "score": round(f.score, 6), "line": f.best_line}
+            for i, f in enumerate(result.files[:k])
+        ]
+        if as_json:
+            click.echo(json.dumps(rows, indent=2))
+            return
+        for r in rows:
+            click.echo(f"{r['rank']:>3}. {r['path']}  ({r['score']:.4f})")
+        if not rows:
+            click.echo("no files matched")
+        _print_quality(result)
+        return
+    hits = result.to_dict()["hits"][:k]
+    if as_json:
+        click.echo(json.dumps([{"rank": i + 1, **h} for i, h in enumerate(hits)], indent=2))
+        return
+    for i, h in enumerate(hits):
+        out_console.print(
+            f"{i + 1:>3}. [bold]{escape(h['title'])}[/bold]  {escape(h['path'])}:{h['start_line']}-{h['end_line']}"
+            f"  [dim]{h['score']:.4f} {'+'.join(h['channels'])}[/dim]"
+        )
+    if not hits:
+        click.echo("no results")
+    _print_quality(result)
+
+
+def _print_quality(result: Any) -> None:
+    err_console.print(f"[dim]search quality: {escape(result.quality.summary())}[/dim]")
+
+
+@main.command()
+@click.argument("question")
+@click.option("--index", "index_dir", type=click.Path(path_type=Path), help="Index folder (default: ./.oya).")
+@click.option("--json", "as_json", is_flag=True, help="The whole structured response as JSON.")
+@click.option("-k", "k", default=8, show_default=True, type=click.IntRange(1, 50))
+def ask(question: str, index_dir: Path | None, as_json: bool, k: int) -> None:
+    """Answer QUESTION from the index without any model: snippets, citations, diagram."""
+    from oya.core.answer import extractive_answer
+
+    question = _read_query(question)
+    with _open(index_dir) as searcher:
+        result = searcher.search(question, k=k)
+    answer = extractive_answer(result)
+    if as_json:
+        payload = result.to_dict()
+        payload["answer"] = {"text": answer.text, "method": answer.method, "note": answer.note}
+        click.echo(json.dumps(payload, indent=2))
+        return
+    print_answer(result, answer)
+
+
+_LEVEL_STYLE = {"HIGH": "bold white on green", "MEDIUM": "bold black on yellow", "LOW": "bold white on red"}
+
+
+def print_answer(result: Any, answer: Any) -> None:
+    c = result.confidence
+    out_console.print(f"[{_LEVEL_STYLE[c.level]}] {c.level} confidence [/] {escape(c.disclaimer)}")
+    out_console.print()
+    out_console.print(escape(answer.text))
+    out_console.print()
+    for s in result.context.snippets[:6]:
+        cit = s.citation
+        out_console.print(f"[bold cyan]── {escape(cit.path)}:{cit.start_line}-{cit.end_line}[/bold cyan] {escape(cit.title)}")
+        out_console.print(escape(s.text) + ("\n[dim]…[/dim]" if s.truncated else ""), highlight=False)
+    if result.context.mermaid:
+        out_console.print("\n[bold]Connected code (Mermaid):[/bold]")
+        out_console.print("```mermaid\n" + escape(result.context.mermaid) + "\n```", highlight=False)
+    out_console.print("\n[bold]Citations:[/bold]")
+    for i, cit in enumerate(answer.citations, 1):
+        out_console.print(f"  [{i}] {escape(cit.path)}:{cit.start_line}-{cit.end_line}  {escape(cit.url)}")
+    out_console.print(f"\n[dim]search quality: {escape(result.quality.summary())}[/dim]")
+
+
+@main.command()
+@click.argument("site", required=False, type=click.Path(path_type=Path))
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True)
+def serve(site: Path | None, port: int, host: str) -> None:
+    """Serve a built wiki SITE folder (default: ./.oya/site) on 127.0.0.1."""
+    from oya.serve import serve_site
+
+    serve_site(site or Path(DEFAULT_INDEX) / "site", host=host, port=port, console=err_console)
+
+
+def run() -> None:  # pragma: no cover - console script shim
+    start = time.perf_counter()
+    try:
+        main(standalone_mode=True)
+    finally:
+        if os.environ.get("OYA_TIMING"):
+            err_console.print(f"[dim]{time.perf_counter() - start:.2f}s[/dim]")

@@ -1,0 +1,133 @@
+"""Software-defined assets, in lineage order. Each calls one ``oya.indexing`` step and
+reports counts (and its own seconds) in metadata; no parsing, ranking or SQL here."""
+
+
+import time
+
+from dagster import AssetExecutionContext, MetadataValue, Output, ResourceParam, asset
+
+from oya import indexing
+from oya.core.records import Chunk
+from oya.models import ScanResult
+from pipelines.resources import OyaSettings, Progress
+
+GROUP = "oya_index"
+
+
+def _seconds(t0: float) -> float:
+    return round(time.perf_counter() - t0, 3)
+
+
+@asset(group_name=GROUP, description="Text files of the repository, with content hashes; skips with reasons.")
+def source_files(
+    context: AssetExecutionContext, settings: OyaSettings, progress: ResourceParam[Progress]
+) -> Output[ScanResult]:
+    t0 = time.perf_counter()
+    progress.update("source_files", 0, 1)
+    result = indexing.scan(settings.repo, settings.max_file_bytes)
+    skips = result.skip_counts()
+    for s in result.skipped:
+        context.log.info(f"skipped {s.path}: {s.reason}" + (f" ({s.detail})" if s.detail else ""))
+    languages: dict[str, int] = {}
+    for f in result.files:
+        languages[f.language] = languages.get(f.language, 0) + 1
+    return Output(
+        result,
+        metadata={
+            "files": len(result.files),
+            "lines": sum(f.n_lines for f in result.files),
+            "skipped": len(result.skipped),
+            "skipped_by_reason": MetadataValue.json(skips),
+            "languages": MetadataValue.json(dict(sorted(languages.items()))),
+            "seconds": _seconds(t0),
+        },
+    )
+
+
+@asset(group_name=GROUP, description="Symbols and their contains/imports/calls/inherits edges, with centrality.")
+def code_graph(source_files: ScanResult, progress: ResourceParam[Progress]) -> Output[indexing.CodeGraphData]:
+    t0 = time.perf_counter()
+    progress.update("code_graph", 0, 1)
+    graph = indexing.parse_and_link(source_files)
+    stats = graph.stats()
+    return Output(
+        graph,
+        metadata={
+            "symbols": int(stats["nodes"]),
+            "edges": int(stats["edges"]),
+            "parse_errors": sum(len(v) for v in graph.parse_errors.values()),
+            "stats": MetadataValue.json(stats),
+            "seconds": _seconds(t0),
+        },
+    )
+
+
+@asset(group_name=GROUP, description="Retrievable chunks: one per symbol, module code, docs sections.")
+def chunks(
+    source_files: ScanResult, code_graph: indexing.CodeGraphData, progress: ResourceParam[Progress]
+) -> Output[list[Chunk]]:
+    t0 = time.perf_counter()
+    progress.update("chunks", 0, 1)
+    out = indexing.make_chunks(source_files, code_graph)
+    return Output(
+        out,
+        metadata={
+            "chunks": len(out),
+            "code_chunks": sum(1 for c in out if c.kind == "code"),
+            "doc_chunks": sum(1 for c in out if c.kind == "doc"),
+            "tokens": sum(c.n_tokens for c in out),
+            "seconds": _seconds(t0),
+        },
+    )
+
+
+@asset(group_name=GROUP, description="Unit vectors per chunk, reused from the cross-index cache when unchanged.")
+def chunk_embeddings(
+    chunks: list[Chunk], settings: OyaSettings, progress: ResourceParam[Progress]
+) -> Output[indexing.EmbeddingData]:
+    t0 = time.perf_counter()
+    embedder = settings.make_embedder()
+    data = indexing.embed(
+        chunks,
+        embedder,
+        settings.embedding_cache_path(embedder.model_id),
+        progress=lambda done, total: progress.update("chunk_embeddings", done, total),
+    )
+    return Output(
+        data,
+        metadata={
+            "model": data.model_id,
+            "embedded": data.embedded,
+            "cached": data.cached,
+            "vectors": len(data.vectors),
+            "seconds": _seconds(t0),
+        },
+    )
+
+
+@asset(group_name=GROUP, description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index.")
+def search_index(
+    settings: OyaSettings,
+    source_files: ScanResult,
+    code_graph: indexing.CodeGraphData,
+    chunks: list[Chunk],
+    chunk_embeddings: indexing.EmbeddingData,
+    progress: ResourceParam[Progress],
+) -> Output[str]:
+    t0 = time.perf_counter()
+    progress.update("search_index", 0, 1)
+    path = indexing.write_search_index(
+        settings.out, settings.repo, source_files, code_graph, chunks, chunk_embeddings
+    )
+    return Output(
+        str(path),
+        metadata={
+            "path": MetadataValue.path(str(path)),
+            "bytes": path.stat().st_size,
+            "chunks": len(chunks),
+            "seconds": _seconds(t0),
+        },
+    )
+
+
+INDEX_ASSETS = [source_files, code_graph, chunks, chunk_embeddings, search_index]

@@ -1,0 +1,54 @@
+"""Resources: where the repository and the output live, which embedder, and progress.
+
+Bound in one place (``pipelines/definitions.py``). The embedder is a string checked
+against ``oya.embed.EMBEDDERS`` ("minilm" the real model, "hashing" the deterministic
+stand-in for tests and demos).
+"""
+
+
+from collections.abc import Callable
+from pathlib import Path
+
+from dagster import ConfigurableResource
+
+from oya.embed import Embedder, default_cache_dir, make_embedder
+
+
+class OyaSettings(ConfigurableResource):  # type: ignore[type-arg]
+    """What to index and where to put the index and the site."""
+
+    repo_path: str = "."
+    out_dir: str = ""  # default: <repo>/.oya
+    embedder: str = "minilm"
+    cache_dir: str = ""  # default: $OYA_CACHE_DIR or ~/.cache/oya
+    max_file_bytes: int = 1_000_000
+
+    @property
+    def repo(self) -> Path:
+        return Path(self.repo_path).expanduser().resolve()
+
+    @property
+    def out(self) -> Path:
+        return Path(self.out_dir).expanduser().resolve() if self.out_dir else self.repo / ".oya"
+
+    @property
+    def cache(self) -> Path:
+        return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
+
+    def embedding_cache_path(self, model_id: str) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model_id)
+        return self.cache / "embeddings" / f"{safe}.sqlite"
+
+    def make_embedder(self) -> Embedder:
+        return make_embedder(self.embedder)
+
+
+class Progress:
+    """Receives progress from assets; the CLI binds one that draws bars, Dagster a silent one."""
+
+    def __init__(self, callback: Callable[[str, int, int], None] | None = None) -> None:
+        self.callback = callback
+
+    def update(self, step: str, done: int, total: int) -> None:
+        if self.callback is not None:
+            self.callback(step, done, total)
