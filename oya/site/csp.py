@@ -1,0 +1,19 @@
+"""The Content-Security-Policy every wiki page carries (as a <meta> tag).
+
+Nothing may load from outside the site: every source is 'self'. Pyodide and
+onnxruntime-web compile WebAssembly ('wasm-unsafe-eval'); Mermaid sets inline styles on
+the SVG it draws ('unsafe-inline' for styles only). No inline scripts are allowed.
+"""
+
+CSP = (
+    "default-src 'self'; "
+    "script-src 'self' 'wasm-unsafe-eval'; "
+    "style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; "
+    "font-src 'self' data:; "
+    "connect-src 'self'; "
+    "worker-src 'self' blob:; "
+    "object-src 'none'; "
+    "base-uri 'none'; "
+    "form-action 'self'"
+)
