@@ -44,8 +44,8 @@ def run_build(
 ) -> dict[str, Any]:
     from dagster import DagsterInstance, materialize, mem_io_manager
 
-    from pipelines.definitions import chunks_hold_no_secrets, search_index_opens
     from pipelines.assets import INDEX_ASSETS
+    from pipelines.definitions import chunks_hold_no_secrets, search_index_opens
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
 
@@ -68,7 +68,7 @@ def run_build(
 
     def update(step: str, done: int, total: int) -> None:
         if step not in tasks:
-            for other, tid in tasks.items():  # a new step means the previous ones are done
+            for tid in tasks.values():  # a new step means the previous ones are done
                 bar.update(tid, completed=bar.tasks[tid].total)
             tasks[step] = bar.add_task(step, total=max(total, 1))
         bar.update(tasks[step], completed=done, total=max(total, 1))
@@ -96,7 +96,9 @@ def run_build(
         mats = result.asset_materializations_for_node(asset)
         md = {k: _plain(v) for k, v in mats[0].metadata.items()} if mats else {}
         metadata[asset] = md
-        rows.append({"asset": asset, "result": _describe(asset, md), "seconds": float(md.get("seconds", 0.0))})
+        rows.append(
+            {"asset": asset, "result": _describe(asset, md), "seconds": float(md.get("seconds", 0.0))}
+        )
     checks = [{"name": ev.check_name, "passed": ev.passed} for ev in result.get_asset_check_evaluations()]
     index_path = str(metadata["search_index"].get("path", ""))
     summary: dict[str, Any] = {

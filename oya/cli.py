@@ -75,7 +75,12 @@ def build(
     if not repo.is_dir():
         raise RepositoryError(f"repository is not a directory: {repo}")
     summary = run_build(
-        repo, out_dir, embedder=embedder, cache_dir=cache_dir, with_site=site, console=None if quiet else err_console
+        repo,
+        out_dir,
+        embedder=embedder,
+        cache_dir=cache_dir,
+        with_site=site,
+        console=None if quiet else err_console,
     )
     print_build_summary(summary)
 
@@ -135,7 +140,9 @@ def _read_query(query: str) -> str:
 @click.option("--files", "files_mode", is_flag=True, help="Rank repository files instead of chunks.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of objects, best first.")
 @click.option("--include", multiple=True, help="Only paths matching this glob (repeatable), e.g. 'src/*'.")
-@click.option("--exclude", multiple=True, help="Leave out paths matching this glob (repeatable), e.g. 'tests/'.")
+@click.option(
+    "--exclude", multiple=True, help="Leave out paths matching this glob (repeatable), e.g. 'tests/'."
+)
 def search(
     query: str,
     index_dir: Path | None,
@@ -213,7 +220,9 @@ def print_answer(result: Any, answer: Any) -> None:
     out_console.print()
     for s in result.context.snippets[:6]:
         cit = s.citation
-        out_console.print(f"[bold cyan]── {escape(cit.path)}:{cit.start_line}-{cit.end_line}[/bold cyan] {escape(cit.title)}")
+        out_console.print(
+            f"[bold cyan]── {escape(cit.path)}:{cit.start_line}-{cit.end_line}[/bold cyan] {escape(cit.title)}"
+        )
         out_console.print(escape(s.text) + ("\n[dim]…[/dim]" if s.truncated else ""), highlight=False)
     if result.context.mermaid:
         out_console.print("\n[bold]Connected code (Mermaid):[/bold]")

@@ -149,7 +149,9 @@ class EmbeddingCache:
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
             marks = ",".join("?" for _ in part)
-            out.update(self.con.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})", part).fetchall())
+            out.update(
+                self.con.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})", part).fetchall()
+            )
         return out
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:

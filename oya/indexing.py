@@ -14,7 +14,7 @@ from pathlib import Path
 
 from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
-from oya.embed import EmbeddingCache, Embedder, embed_chunks
+from oya.embed import Embedder, EmbeddingCache, embed_chunks
 from oya.graph_build import build_graph, graph_stats
 from oya.models import ParsedFile, ScanResult
 from oya.parsing import parser_for
@@ -81,7 +81,11 @@ def embed(
 def repo_commit(repo: Path) -> str:
     try:
         out = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return ""

@@ -1,7 +1,6 @@
 """Software-defined assets, in lineage order. Each calls one ``oya.indexing`` step and
 reports counts (and its own seconds) in metadata; no parsing, ranking or SQL here."""
 
-
 import time
 
 from dagster import AssetExecutionContext, MetadataValue, Output, ResourceParam, asset
@@ -44,7 +43,9 @@ def source_files(
     )
 
 
-@asset(group_name=GROUP, description="Symbols and their contains/imports/calls/inherits edges, with centrality.")
+@asset(
+    group_name=GROUP, description="Symbols and their contains/imports/calls/inherits edges, with centrality."
+)
 def code_graph(source_files: ScanResult, progress: ResourceParam[Progress]) -> Output[indexing.CodeGraphData]:
     t0 = time.perf_counter()
     progress.update("code_graph", 0, 1)
@@ -81,7 +82,9 @@ def chunks(
     )
 
 
-@asset(group_name=GROUP, description="Unit vectors per chunk, reused from the cross-index cache when unchanged.")
+@asset(
+    group_name=GROUP, description="Unit vectors per chunk, reused from the cross-index cache when unchanged."
+)
 def chunk_embeddings(
     chunks: list[Chunk], settings: OyaSettings, progress: ResourceParam[Progress]
 ) -> Output[indexing.EmbeddingData]:
@@ -105,7 +108,10 @@ def chunk_embeddings(
     )
 
 
-@asset(group_name=GROUP, description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index.")
+@asset(
+    group_name=GROUP,
+    description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index.",
+)
 def search_index(
     settings: OyaSettings,
     source_files: ScanResult,

@@ -6,7 +6,6 @@ Configure the repository with environment variables (read when the code location
 ``OYA_EMBEDDER`` (``minilm`` or ``hashing``).
 """
 
-
 import os
 from pathlib import Path
 
@@ -35,7 +34,9 @@ from pipelines.resources import OyaSettings, Progress
 @asset_check(asset=chunks, description="No chunk carries a secret-looking string.")
 def chunks_hold_no_secrets(chunks: list[Chunk]) -> AssetCheckResult:
     bad = [c.path for c in chunks if find_secret(c.text)]
-    return AssetCheckResult(passed=not bad, metadata={"chunks_with_secrets": len(bad), "paths": ", ".join(bad[:20])})
+    return AssetCheckResult(
+        passed=not bad, metadata={"chunks_with_secrets": len(bad), "paths": ", ".join(bad[:20])}
+    )
 
 
 @asset_check(asset=search_index, description="The index opens and holds the chunks it was given.")

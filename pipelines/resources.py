@@ -5,7 +5,6 @@ against ``oya.embed.EMBEDDERS`` ("minilm" the real model, "hashing" the determin
 stand-in for tests and demos).
 """
 
-
 from collections.abc import Callable
 from pathlib import Path
 

@@ -1,0 +1,162 @@
+"""The oya command: output shapes, path filters, and one-line errors with non-zero exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from oya.build import run_build
+from oya.cli import main
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from conftest import SAMPLE_REPO_DIR
+
+    base = tmp_path_factory.mktemp("cli")
+    out = base / "idx"
+    run_build(SAMPLE_REPO_DIR, out, embedder="hashing", cache_dir=base / "cache")
+    return out
+
+
+def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_search_json_lists_objects_best_first(sample_index: Path) -> None:
+    code, out, _ = invoke(
+        "search", "save an item to the JSON file", "--index", str(sample_index), "--json", "-k", "5"
+    )
+    assert code == 0
+    rows = json.loads(out)
+    assert 1 <= len(rows) <= 5
+    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    scores = [r["score"] for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    assert {"path", "title", "start_line", "end_line", "channels", "url"} <= rows[0].keys()
+
+
+def test_search_files_ranks_repository_paths(sample_index: Path) -> None:
+    code, out, _ = invoke(
+        "search", "JsonStorage flush writes items to disk", "--index", str(sample_index), "--files", "--json"
+    )
+    assert code == 0
+    rows = json.loads(out)
+    assert rows[0]["path"] == "inventory/storage.py"
+    assert len({r["path"] for r in rows}) == len(rows)
+
+
+def test_search_accepts_a_pasted_bug_report_on_stdin(sample_index: Path) -> None:
+    report = """Restocking crashes when the item is missing.
+
+    Steps: run `inventory restock ABC 3` on an empty store.
+
+    Traceback (most recent call last):
+      File "inventory/cli.py", line 30, in main
+      File "inventory/service.py", line 25, in restock
+        item = self.store.get(sku)
+    KeyError: 'ABC'
+
+    I expected a friendly message instead of a KeyError. This happens on every machine we tried
+    and it also happens when the JSON store is used instead of the memory store, thanks!
+    """
+    code, out, _ = invoke("search", "-", "--index", str(sample_index), "--files", "--json", input=report)
+    assert code == 0
+    top = [r["path"] for r in json.loads(out)[:3]]
+    assert "inventory/service.py" in top
+
+
+def test_include_and_exclude_globs_scope_the_search(sample_index: Path) -> None:
+    code, out, _ = invoke(
+        "search",
+        "inventory",
+        "--index",
+        str(sample_index),
+        "--json",
+        "--exclude",
+        "docs/",
+        "--exclude",
+        "*.md",
+    )
+    assert code == 0
+    paths = {r["path"] for r in json.loads(out)}
+    assert paths and not any(p.startswith("docs/") or p.endswith(".md") for p in paths)
+    code, out, _ = invoke(
+        "search", "inventory", "--index", str(sample_index), "--json", "--include", "docs/*"
+    )
+    assert code == 0
+    assert {r["path"] for r in json.loads(out)} == {"docs/guide.rst"}
+
+
+def test_ask_prints_answer_confidence_quality_and_diagram(sample_index: Path) -> None:
+    code, out, _ = invoke("ask", "How does the service restock an item?", "--index", str(sample_index))
+    assert code == 0
+    assert "confidence" in out and "search quality:" in out
+    assert "flowchart" in out and "Citations:" in out
+    code, out, _ = invoke(
+        "ask", "How does the service restock an item?", "--index", str(sample_index), "--json"
+    )
+    payload = json.loads(out)
+    assert payload["confidence"]["level"] in {"HIGH", "MEDIUM", "LOW"}
+    assert payload["confidence"]["disclaimer"]
+    assert {c["name"] for c in payload["search_quality"]["channels"]} == {"lexical", "semantic", "graph"}
+    cited = {(c["path"], c["start_line"]) for c in payload["citations"]}
+    snippets = {(s["path"], s["start_line"]) for s in payload["snippets"]}
+    assert cited and cited <= snippets
+    assert payload["mermaid"].startswith("flowchart")
+    assert payload["answer"]["method"] == "extractive"
+
+
+def _run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "oya", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("build", "does/not/exist"), "repository not found"),
+        (("build", "pyproject.toml"), "not a directory"),
+        (("search", "anything", "--index", "nowhere"), "no index"),
+        (("ask", "anything", "--index", "nowhere"), "no index"),
+        (("search", "   ", "--index", "."), "query is empty"),
+        (("serve", "no-such-site"), "site"),
+    ],
+)
+def test_bad_input_gives_one_line_and_nonzero_exit(
+    args: tuple[str, ...], needle: str, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    proc = _run_cli(*args, cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert needle in lines[0].lower()
+
+
+def test_corrupt_index_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "index.duckdb").write_bytes(b"this is not a database" * 100)
+    proc = _run_cli("search", "x", "--index", "idx", cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1
+    assert "cannot read the index" in proc.stderr
+
+
+def test_every_cli_command_is_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for name in main.commands:
+        assert f"oya {name}" in readme, f"`oya {name}` is not documented in README.md"

