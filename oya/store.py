@@ -406,22 +406,30 @@ def bm25_sql(
     con: duckdb.DuckDBPyConnection, terms: list[str], k: int | None, k1: float = K1, b: float = B
 ) -> list[tuple[str, float]]:
     """The BM25 of ``oya.core.bm25`` as one DuckDB aggregate over the fts tables."""
+    # Bit-for-bit the core's arithmetic, so exact ties stay ties and break by id the same way:
+    # the same operation order per term, and the terms summed left to right in query order
+    # (a plain sum() adds in whatever order the parallel aggregate meets them).
+    terms = list(dict.fromkeys(terms))
     rows = con.execute(
         """
-        WITH q AS (SELECT DISTINCT unnest(?::VARCHAR[]) AS term),
-        qt AS (SELECT d.termid, d.df FROM fts_main_chunks.dict d JOIN q ON d.term = q.term),
+        WITH q AS (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS pos),
+        st AS (SELECT num_docs, avgdl FROM fts_main_chunks.stats),
+        qt AS (SELECT d.termid, q.pos, ln((st.num_docs - d.df + 0.5) / (d.df + 0.5) + 1.0) AS idf
+               FROM fts_main_chunks.dict d JOIN q ON d.term = q.term, st),
         tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_chunks.terms t
-               WHERE t.termid IN (SELECT termid FROM qt) GROUP BY t.docid, t.termid),
-        st AS (SELECT num_docs, avgdl FROM fts_main_chunks.stats)
+               WHERE t.termid IN (SELECT termid FROM qt) GROUP BY t.docid, t.termid)
         SELECT docs.name,
-               sum(ln((st.num_docs - qt.df + 0.5) / (qt.df + 0.5) + 1)
-                   * (tf.tf * (? + 1)) / (tf.tf + ? * (1 - ? + ? * docs.len / st.avgdl))) AS score
+               list_reduce(
+                   list(qt.idf * (tf.tf * (? + 1)) / (tf.tf + ? * ((1 - ?) + ? * (docs.len / st.avgdl)))
+                        ORDER BY qt.pos),
+                   lambda a, b: a + b
+               ) AS score
         FROM tf JOIN qt USING (termid) JOIN fts_main_chunks.docs docs USING (docid), st
         GROUP BY docs.name
         ORDER BY score DESC, docs.name
         LIMIT ?
         """,
-        [terms, k1, k1, b, b, k if k is not None else 2**31 - 1],
+        [terms, list(range(len(terms))), k1, k1, b, b, k if k is not None else 2**31 - 1],
     ).fetchall()
     return [(str(n), float(s)) for n, s in rows]
 
@@ -458,6 +466,14 @@ class MatrixVectorChannel:
         # float64 accumulation, as the core's sumprod does, so near-ties break the same way
         sims = self._matrix.astype(np.float64) @ np.asarray(vector, dtype=np.float32).astype(np.float64)
         k = min(k, len(self._ids))
-        top = np.argpartition(-sims, k - 1)[:k] if k < len(self._ids) else np.arange(len(self._ids))
+        if k <= 0:
+            return []
+        if k < len(self._ids):
+            # every row tied with the k-th best comes along, so ties at the cut break by id
+            # (argpartition alone picks an arbitrary member of a tie)
+            kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+            top = np.flatnonzero(sims >= kth)
+        else:
+            top = np.arange(len(self._ids))
         ranked = sorted(((self._ids[i], float(sims[i])) for i in top), key=lambda item: (-item[1], item[0]))
-        return ranked
+        return ranked[:k]

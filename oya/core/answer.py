@@ -42,9 +42,7 @@ def first_sentence(text: str, limit: int = 160) -> str:
 
 
 def _describe(result: RetrievalResult, citation: Citation) -> str:
-    node = result.subgraph.nodes and next(
-        (n for n in result.subgraph.nodes if n.id == citation.node_id), None
-    )
+    node = next((n for n in result.subgraph.nodes if n.id == citation.node_id), None)
     if node and node.kind != "module":
         doc = first_sentence(node.docstring) if node.docstring else ""
         sig = node.signature or node.qualname

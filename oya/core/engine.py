@@ -42,7 +42,7 @@ from oya.core.results import (
     Snippet,
     page_url,
 )
-from oya.core.tokenize import count_tokens
+from oya.core.tokenize import count_tokens, truncate_to_tokens
 from oya.core.vectors import VectorIndex
 
 CHANNEL_NAMES = ("lexical", "semantic", "graph")
@@ -171,7 +171,10 @@ def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str
         return None
 
     def norm(pattern: str) -> list[str]:
-        p = pattern.strip().lstrip("./")
+        p = pattern.strip()
+        while p.startswith("./"):  # not lstrip("./"): that would eat the dot of ".github"
+            p = p[2:]
+        p = p.lstrip("/")
         # "tests" and "tests/" mean the folder and everything below it
         if not any(ch in p for ch in "*?[") and not p.endswith((".py", ".md", ".rst")):
             p = p.rstrip("/")
@@ -280,10 +283,17 @@ def retrieve(
         want = [cids[0] for n in expanded_ids for cids in [by_node.get(n, [])] if cids]
         got = corpus.get_chunks(want)
         hit_ids = {h.chunk.id for h in hits}
+        # dedup against what is in the context, not the whole fused pool: a chunk the channels
+        # ranked below the hits is still connected code worth showing
+        taken = {h.chunk.content_hash for h in hits}
         for cid in want:
             c = got.get(cid)
-            if c is not None and cid not in hit_ids and c.content_hash not in seen_hashes:
-                extra.append(Hit(c, 0.0, ("graph-expansion",)))
+            if c is None or cid in hit_ids or c.content_hash in taken:
+                continue
+            if allowed and not allowed(c.path):  # the path filter holds for connected code too
+                continue
+            taken.add(c.content_hash)
+            extra.append(Hit(c, 0.0, ("graph-expansion",)))
     timings["graph"] = (clock() - tg) * 1000
 
     context = build_context(hits, extra, subgraph, opts.context_budget, opts.diagram_budget)
@@ -333,13 +343,19 @@ def rank_files(hits: Sequence[Hit], top_n: int = 3) -> list[FileHit]:
 
 
 def cut_snippet(text: str, budget: int) -> tuple[str, bool]:
-    """The longest prefix of whole lines within ``budget`` tokens (at least one line)."""
+    """The longest prefix of whole lines within ``budget`` tokens (a line costs its tokens + 1).
+
+    A first line longer than the whole budget (minified code) is itself cut after
+    ``budget - 1`` tokens, so the snippet never exceeds its budget.
+    """
     lines = text.split("\n")
     kept: list[str] = []
     used = 0
     for line in lines:
         cost = count_tokens(line) + 1
-        if kept and used + cost > budget:
+        if used + cost > budget:
+            if not kept:
+                return truncate_to_tokens(line, budget - 1), True
             return "\n".join(kept), True
         kept.append(line)
         used += cost
@@ -362,10 +378,21 @@ def build_context(
     hits: Sequence[Hit], extra: Sequence[Hit], subgraph: Subgraph, budget: int, diagram_budget: int
 ) -> Context:
     mermaid = ""
-    if subgraph.nodes:
+    # the diagram keeps to its own budget in tokens (and the whole budget): fewer nodes until it fits
+    cap = min(diagram_budget, budget)
+    n_nodes = min(len(subgraph.nodes), 30)
+    while n_nodes > 0:
         mermaid = render_mermaid(
-            subgraph.nodes, subgraph.edges, highlight=subgraph.seeds, max_chars=diagram_budget * 4
+            subgraph.nodes,
+            subgraph.edges,
+            highlight=subgraph.seeds,
+            max_nodes=n_nodes,
+            max_chars=diagram_budget * 4,
         )
+        if count_tokens(mermaid) <= cap:
+            break
+        mermaid = ""
+        n_nodes = n_nodes * 3 // 4
     used = count_tokens(mermaid) if mermaid else 0
     snippets: list[Snippet] = []
     per_snippet = max(120, (budget - used) // 4)
@@ -373,7 +400,8 @@ def build_context(
         room = budget - used
         if room < 40:
             break
-        text, truncated = cut_snippet(h.chunk.text, min(per_snippet, room))
+        # 8 tokens of each snippet's room are its header line in Context.render
+        text, truncated = cut_snippet(h.chunk.text, min(per_snippet, room - 8))
         n_lines = text.count("\n") + 1
         cit = citation_for(h.chunk, h.chunk.start_line + n_lines - 1)
         snippets.append(Snippet(cit, text, truncated))

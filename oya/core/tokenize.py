@@ -69,3 +69,17 @@ def count_tokens(text: str) -> int:
     lands within about 15% of tiktoken's cl100k counts, which is enough for budgets.
     """
     return len(_TOKEN_ESTIMATE.findall(text))
+
+
+def truncate_to_tokens(text: str, limit: int) -> str:
+    """The prefix of ``text`` that holds its first ``limit`` tokens (as :func:`count_tokens` counts)."""
+    if limit <= 0:
+        return ""
+    end = 0
+    for i, m in enumerate(_TOKEN_ESTIMATE.finditer(text)):
+        if i == limit:
+            break
+        end = m.end()
+    else:
+        return text
+    return text[:end]

@@ -14,10 +14,11 @@ from oya.build import run_build
 from oya.cli import main
 
 
+SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
+
+
 @pytest.fixture(scope="module")
 def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import SAMPLE_REPO_DIR
-
     base = tmp_path_factory.mktemp("cli")
     out = base / "idx"
     run_build(SAMPLE_REPO_DIR, out, embedder="hashing", cache_dir=base / "cache")

@@ -14,10 +14,11 @@ from oya.searcher import Searcher
 pytestmark = pytest.mark.slow
 
 
+SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
+
+
 @pytest.fixture(scope="module")
 def minilm_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import SAMPLE_REPO_DIR
-
     base = tmp_path_factory.mktemp("minilm")
     run_build(SAMPLE_REPO_DIR, base / "idx", embedder="minilm", cache_dir=base / "cache")
     return base / "idx"

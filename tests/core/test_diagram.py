@@ -1,0 +1,128 @@
+"""Mermaid rendering: hostile names from an untrusted repository yield only safe labels."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oya.core.diagram import node_label, render_mermaid, sanitize_label
+from oya.core.records import EDGE_KINDS, Edge, Node
+
+LABEL = r"[A-Za-z0-9 _./:(),-]{1,48}"
+NODE_LINE = re.compile(rf'  n\d+\["{LABEL}"\]:::(seed|mod|cls|fn)')
+EDGE_LINE = re.compile(r"  n\d+ (-->|-\.->|---)\|(calls|inherits|imports|contains)\| n\d+")
+CLASSDEF_LINE = re.compile(r"  classDef (seed|mod|cls|fn) fill:#[0-9a-f]{6},stroke:#[0-9a-f]{6},color:#111")
+
+HOSTILE = [
+    'a"]; click n0 "javascript:alert(1)"',
+    "x --> y",
+    "%%{init: {'theme': 'dark', 'securityLevel': 'loose'}}%%",
+    "click n0 call evil()",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "javascript:alert(document.cookie)",
+    "line1\nline2\r\nflowchart TD",
+    "`markdown` **bold**",
+    "name[with]{brackets}(and)|pipes|",
+    "a;b#c&d'e\\f",
+    "éèü 日本語 \u202e\u200b",
+    "x" * 500,
+    "",
+]
+
+
+def assert_safe(diagram: str) -> None:
+    lines = diagram.split("\n")
+    assert lines[0] in ("flowchart LR", "flowchart TD", "flowchart TB", "flowchart RL", "flowchart BT")
+    for line in lines[1:]:
+        assert NODE_LINE.fullmatch(line) or EDGE_LINE.fullmatch(line) or CLASSDEF_LINE.fullmatch(line), line
+    for bad in ("<", '>"', "%%", "{", "}", "`", ";", '"]:::fn"', "\r"):
+        assert bad not in diagram.replace("-->", "").replace("-.->", "")
+
+
+def hostile_node(i: int, name: str, kind: str = "function") -> Node:
+    return Node(f"{name}#{i}", kind, name, f"{name}.{name}", f"{name}/{name}.py", 1, 2)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_names_give_safe_diagrams(name: str) -> None:
+    nodes = [hostile_node(0, name), hostile_node(1, name, "module"), hostile_node(2, name, "method")]
+    edges = [Edge(nodes[0].id, nodes[1].id, "calls", 1.0), Edge(nodes[2].id, nodes[0].id, "inherits", 1.0)]
+    diagram = render_mermaid(nodes, edges, highlight=[nodes[0].id])
+    assert_safe(diagram)
+    assert "n0 -->|calls| n1" in diagram
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_sanitize_label(name: str) -> None:
+    label = sanitize_label(name)
+    assert re.fullmatch(LABEL, label)
+
+
+def test_sanitize_examples() -> None:
+    assert sanitize_label("pkg/mod.py") == "pkg/mod.py"
+    assert sanitize_label("Storage.save(item)") == "Storage.save(item)"
+    assert sanitize_label('a"]; click') == "a click"
+    assert sanitize_label("%%{init}%%") == "init"
+    assert sanitize_label("   ") == "unnamed"
+    long = sanitize_label("word " * 40)
+    assert len(long) <= 48 and long.endswith("...")
+
+
+@given(st.text(), st.integers(8, 80))
+def test_sanitize_label_property(text: str, max_len: int) -> None:
+    label = sanitize_label(text, max_len)
+    assert re.fullmatch(r"[A-Za-z0-9 _./:(),-]+", label)
+    assert len(label) <= max_len
+    assert label == label.strip() and "  " not in label
+
+
+names = st.text(min_size=1, max_size=120)
+
+
+@given(
+    st.lists(
+        st.tuples(names, st.sampled_from(["module", "class", "function", "method"])), min_size=1, max_size=8
+    ),
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), st.sampled_from(EDGE_KINDS)), max_size=12),
+    st.sampled_from(["LR", "TD", "TB", "RL", "BT"]),
+)
+def test_render_mermaid_property(
+    specs: list[tuple[str, str]], pairs: list[tuple[int, int, str]], direction: str
+) -> None:
+    nodes = [Node(f"id{i}", kind, name, name, name, 1, 1) for i, (name, kind) in enumerate(specs)]
+    edges = [Edge(f"id{a}", f"id{b}", kind, 1.0) for a, b, kind in pairs]
+    diagram = render_mermaid(nodes, edges, highlight=["id0"], direction=direction)
+    assert_safe(diagram)
+    assert diagram.startswith(f"flowchart {direction}\n")
+
+
+def test_caps_and_labels() -> None:
+    nodes = [Node(f"m{i}", "function", f"func_{i}", f"func_{i}", "a.py", 1, 1) for i in range(50)]
+    diagram = render_mermaid(nodes, [], max_nodes=10)
+    assert diagram.count(":::fn") == 10
+    small = render_mermaid(nodes, [], max_chars=600)
+    assert len(small) <= 600
+    assert_safe(small)
+    custom = render_mermaid(nodes[:1], [], labels={"m0": "<b>x</b>"})
+    assert '["b x /b"]' in custom
+    with pytest.raises(ValueError, match="direction"):
+        render_mermaid(nodes, [], direction="XX")
+
+
+def test_duplicate_edges_drawn_once_and_unknown_endpoints_skipped() -> None:
+    a, b = (Node(x, "function", x, x, "a.py", 1, 1) for x in "ab")
+    diagram = render_mermaid(
+        [a, b], [Edge("a", "b", "calls", 1.0), Edge("a", "b", "imports", 0.5), Edge("a", "zzz", "calls", 1.0)]
+    )
+    assert diagram.count("n0 ") == 1
+
+
+def test_node_label() -> None:
+    assert node_label(Node("p.py", "module", "p", "p", "pkg/p.py", 1, 1)) == "pkg/p.py"
+    assert node_label(Node("p.py::A.b", "method", "b", "A.b", "p.py", 1, 1)) == "A.b"
+    assert node_label(Node("p.py::O.A.b", "method", "b", "O.A.b", "p.py", 1, 1)) == "A.b"
+    assert node_label(Node("p.py::f", "function", "f", "f", "p.py", 1, 1)) == "f"

@@ -1,0 +1,249 @@
+"""CodeGraph: bounded expansion (property tests on random graphs), hop distance, name matching."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oya.core.graph import CodeGraph
+from oya.core.records import EDGE_KINDS, Edge, Node
+
+
+def node(node_id: str, centrality: float = 0.0, kind: str = "function", name: str | None = None) -> Node:
+    path = node_id.split("::")[0] if "::" in node_id else "pkg/mod.py"
+    nm = name or node_id.rsplit("::", 1)[-1]
+    return Node(node_id, kind, nm, nm, path, 1, 2, centrality=centrality)
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> CodeGraph:
+    n = draw(st.integers(1, 14))
+    cents = draw(st.lists(st.floats(0, 1), min_size=n, max_size=n))
+    nodes = [node(f"n{i:02d}", c) for i, c in enumerate(cents)]
+    edge = st.tuples(
+        st.integers(0, n - 1),
+        st.integers(0, n - 1),
+        st.sampled_from(EDGE_KINDS),
+        st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.9, 1.0]),
+    )
+    edges = [Edge(f"n{a:02d}", f"n{b:02d}", k, c) for a, b, k, c in draw(st.lists(edge, max_size=30))]
+    return CodeGraph(nodes, edges)
+
+
+def bfs(graph: CodeGraph, start: str, min_confidence: float) -> dict[str, int]:
+    """Plain breadth-first hop distances over edges in both directions."""
+    adj: dict[str, set[str]] = {n: set() for n in graph.nodes}
+    for e in graph.edges:
+        if e.confidence >= min_confidence:
+            adj[e.source].add(e.target)
+            adj[e.target].add(e.source)
+    dist = {start: 0}
+    queue = deque([start])
+    while queue:
+        cur = queue.popleft()
+        for other in adj[cur]:
+            if other not in dist:
+                dist[other] = dist[cur] + 1
+                queue.append(other)
+    return dist
+
+
+confidences = st.sampled_from([0.0, 0.5, 0.6, 0.9])
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs(), st.data(), st.integers(0, 4), confidences, st.integers(0, 10))
+def test_expansion_respects_hops_cap_and_confidence(
+    graph: CodeGraph, data: st.DataObject, hops: int, min_conf: float, cap: int
+) -> None:
+    ids = sorted(graph.nodes)
+    seeds = data.draw(st.lists(st.sampled_from(ids), max_size=3))
+    sub = graph.expand(seeds, hops=hops, min_confidence=min_conf, max_nodes=cap)
+    got = [n.id for n in sub.nodes]
+    assert len(got) <= cap
+    assert len(got) == len(set(got))
+    assert set(sub.distance) == set(got)
+    assert all(0 <= d <= hops for d in sub.distance.values())
+    assert set(sub.seeds) <= set(seeds)
+    assert sub.seeds == tuple(n for n in got if sub.distance[n] == 0)
+    assert all(
+        e.confidence >= min_conf and e.source in sub.distance and e.target in sub.distance for e in sub.edges
+    )
+    # nodes come level by level
+    assert [sub.distance[n] for n in got] == sorted(sub.distance[n] for n in got)
+    # every expanded node is reached by a strong-enough edge from a node one level closer
+    for n, d in sub.distance.items():
+        if d == 0:
+            continue
+        assert any(sub.distance.get(other) == d - 1 for other, _ in graph.neighbors(n, min_conf))
+    # a hop distance is never shorter than the true one (the cap can only make it longer)
+    seeds_in = [s for s in seeds if s in graph.nodes]
+    true = {}
+    for s in seeds_in:
+        for n, d in bfs(graph, s, min_conf).items():
+            true[n] = min(d, true.get(n, d))
+    for n, d in sub.distance.items():
+        assert d >= true[n]
+
+
+@settings(deadline=None)
+@given(graphs(), st.data(), st.integers(0, 4), confidences)
+def test_uncapped_expansion_is_the_bfs_ball(
+    graph: CodeGraph, data: st.DataObject, hops: int, min_conf: float
+) -> None:
+    seed = data.draw(st.sampled_from(sorted(graph.nodes)))
+    sub = graph.expand([seed], hops=hops, min_confidence=min_conf, max_nodes=len(graph))
+    want = {n: d for n, d in bfs(graph, seed, min_conf).items() if d <= hops}
+    assert dict(sub.distance) == want
+    assert sub.truncated == 0
+
+
+@settings(deadline=None)
+@given(graphs(), st.data(), st.integers(0, 5), confidences)
+def test_hop_distance_equals_bfs(graph: CodeGraph, data: st.DataObject, limit: int, min_conf: float) -> None:
+    ids = sorted(graph.nodes)
+    a = data.draw(st.sampled_from(ids))
+    b = data.draw(st.sampled_from(ids))
+    d = bfs(graph, a, min_conf).get(b)
+    expected = d if d is not None and d <= limit else None
+    assert graph.hop_distance(a, b, limit=limit, min_confidence=min_conf) == expected
+
+
+@settings(deadline=None)
+@given(graphs(), st.data())
+def test_expansion_is_deterministic(graph: CodeGraph, data: st.DataObject) -> None:
+    seeds = data.draw(st.lists(st.sampled_from(sorted(graph.nodes)), max_size=3))
+    assert graph.expand(seeds, max_nodes=5) == graph.expand(list(seeds), max_nodes=5)
+
+
+def star() -> CodeGraph:
+    """A hub with five callees of rising centrality, and one weak edge."""
+    nodes = [node("hub", 0.5)] + [node(f"leaf{i}", i / 10) for i in range(5)] + [node("weak", 1.0)]
+    edges = [Edge("hub", f"leaf{i}", "calls", 1.0) for i in range(5)] + [Edge("hub", "weak", "calls", 0.2)]
+    return CodeGraph(nodes, edges)
+
+
+def test_cap_takes_the_most_central_first() -> None:
+    sub = star().expand(["hub"], hops=1, max_nodes=3)
+    assert [n.id for n in sub.nodes] == ["hub", "leaf4", "leaf3"]
+    assert sub.truncated == 3
+    assert sub.edges == tuple(sorted(sub.edges, key=lambda e: (e.source, e.target, e.kind)))
+
+
+def test_without_centrality_ties_break_by_id() -> None:
+    sub = star().expand(["hub"], hops=1, max_nodes=3, use_centrality=False)
+    assert [n.id for n in sub.nodes] == ["hub", "leaf0", "leaf1"]
+
+
+def test_edge_kind_weights_and_confidence_order_candidates() -> None:
+    nodes = [node("s"), node("a", 0.5), node("b", 0.5), node("c", 0.5)]
+    edges = [Edge("s", "a", "imports", 1.0), Edge("s", "b", "calls", 1.0), Edge("s", "c", "calls", 0.5)]
+    sub = CodeGraph(nodes, edges).expand(["s"], hops=1, min_confidence=0.0)
+    # priority = centrality * kind weight * confidence: b 0.5 > a 0.5*0.6 = 0.3 > c 0.5*0.5 = 0.25
+    assert [n.id for n in sub.nodes] == ["s", "b", "a", "c"]
+
+
+def test_min_confidence_filters_edges() -> None:
+    g = star()
+    assert "weak" not in {n.id for n in g.expand(["hub"], hops=1, min_confidence=0.5).nodes}
+    assert "weak" in {n.id for n in g.expand(["hub"], hops=1, min_confidence=0.1).nodes}
+    assert g.hop_distance("hub", "weak", min_confidence=0.5) is None
+    assert g.hop_distance("hub", "weak") == 1
+    assert g.hop_distance("leaf0", "leaf1") == 2
+    assert g.hop_distance("leaf0", "leaf0") == 0
+
+
+def test_unknown_seeds_edges_and_bad_arguments() -> None:
+    g = CodeGraph([node("a")], [Edge("a", "ghost", "calls", 1.0)])
+    assert g.edges == []  # edges to unknown nodes are dropped
+    assert g.expand(["ghost"]).nodes == ()
+    with pytest.raises(ValueError, match="negative"):
+        g.expand(["a"], hops=-1)
+    with pytest.raises(ValueError, match="negative"):
+        g.expand(["a"], max_nodes=-1)
+
+
+def test_callers_and_callees() -> None:
+    g = CodeGraph(
+        [node("a"), node("b"), node("c")],
+        [Edge("a", "b", "calls", 1.0), Edge("c", "b", "calls", 0.5), Edge("b", "c", "imports", 1.0)],
+    )
+    assert [e.source for e in g.callers("b")] == ["a", "c"]
+    assert g.callees("b") == []
+    assert [e.target for e in g.callees("a")] == ["b"]
+
+
+def named_graph() -> CodeGraph:
+    nodes = [
+        Node(
+            "inventory/utils.py",
+            "module",
+            "utils",
+            "inventory.utils",
+            "inventory/utils.py",
+            1,
+            40,
+            centrality=0.1,
+        ),
+        Node(
+            "inventory/utils.py::parse_quantity",
+            "function",
+            "parse_quantity",
+            "parse_quantity",
+            "inventory/utils.py",
+            10,
+            20,
+            centrality=0.2,
+        ),
+        Node(
+            "inventory/utils.py::format_money",
+            "function",
+            "format_money",
+            "format_money",
+            "inventory/utils.py",
+            22,
+            30,
+            centrality=0.3,
+        ),
+        Node(
+            "inventory/service.py::InventoryService.reserve",
+            "method",
+            "reserve",
+            "InventoryService.reserve",
+            "inventory/service.py",
+            5,
+            25,
+            centrality=0.9,
+        ),
+        Node(
+            "inventory/service.py::quantity",
+            "function",
+            "quantity",
+            "quantity",
+            "inventory/service.py",
+            30,
+            31,
+        ),
+    ]
+    return CodeGraph(nodes, [])
+
+
+def test_match_names_prefers_exact_identifier() -> None:
+    g = named_graph()
+    ranked = g.match_names(["parse_quantity", "parse", "quantity"], identifiers=["parse_quantity"])
+    assert ranked[0][0] == "inventory/utils.py::parse_quantity"
+    ranked = g.match_names(["reserve"], identifiers=["InventoryService.reserve"])
+    assert ranked[0][0] == "inventory/service.py::InventoryService.reserve"
+
+
+def test_match_names_path_bonus_and_noise_floor() -> None:
+    g = named_graph()
+    ranked = dict(g.match_names(["utils", "money"], paths=["./inventory/utils.py"]))
+    assert ranked["inventory/utils.py"] > 1.5
+    assert "inventory/utils.py::format_money" in ranked
+    assert g.match_names(["nothing"]) == []
+    assert g.match_names(["inventory"]) == []  # one generic context token is noise
+    assert len(g.match_names(["quantity", "parse", "utils"], k=1)) == 1

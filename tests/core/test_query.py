@@ -1,0 +1,125 @@
+"""Intent classification, channel weights, and the precise sub-query of a long bug report."""
+
+from __future__ import annotations
+
+import pytest
+
+from oya.core.query import (
+    INTENT_WEIGHTS,
+    INTENTS,
+    LONG_QUERY_TOKENS,
+    classify_intent,
+    extract_identifiers,
+    plan_query,
+)
+from oya.core.tokenize import tokenize
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("where is parse_quantity defined", "lookup"),
+        ("which file handles money formatting", "lookup"),
+        ("find the storage class", "lookup"),
+        ("parse_quantity", "lookup"),
+        ("InventoryService", "lookup"),
+        ("TypeError in format_money", "debug"),
+        ("why does reserve raise OutOfStockError", "debug"),
+        ("saving fails with a traceback", "debug"),
+        ("the report is broken after the upgrade", "debug"),
+        ('File "inventory/cli.py", line 3, in main', "debug"),
+        ("what is the overall architecture", "architecture"),
+        ("explain the module structure", "architecture"),
+        ("components and layers of the package", "architecture"),
+        ("how does the storage layer save items", "conceptual"),
+        ("what happens when an item is saved", "conceptual"),
+        ("explain low stock reports", "conceptual"),
+        ("list all the things", "general"),
+        ("money", "general"),
+    ],
+)
+def test_classify_intent(question: str, intent: str) -> None:
+    assert classify_intent(question) == intent
+
+
+def test_every_intent_weighs_the_three_channels() -> None:
+    assert set(INTENT_WEIGHTS) == set(INTENTS)
+    for weights in INTENT_WEIGHTS.values():
+        assert set(weights) == {"lexical", "semantic", "graph"}
+        assert all(w > 0 for w in weights.values())
+    assert INTENT_WEIGHTS["lookup"]["lexical"] > INTENT_WEIGHTS["lookup"]["semantic"]
+    assert INTENT_WEIGHTS["conceptual"]["semantic"] > INTENT_WEIGHTS["conceptual"]["lexical"]
+
+
+def test_plan_for_a_short_question() -> None:
+    plan = plan_query("  where is parse_quantity defined  ")
+    assert plan.text == "where is parse_quantity defined"
+    assert plan.intent == "lookup"
+    assert plan.weights == INTENT_WEIGHTS["lookup"]
+    assert not plan.long
+    assert plan.lexical_tokens == plan.tokens == tuple(tokenize(plan.text))
+    assert plan.identifiers == ("parse_quantity",)
+
+
+def test_plan_options() -> None:
+    assert plan_query("where is x", intent="conceptual").intent == "conceptual"
+    assert plan_query("where is x", adaptive_weights=False).weights == INTENT_WEIGHTS["general"]
+    with pytest.raises(ValueError, match="lookup, debug"):
+        plan_query("x", intent="nonsense")
+
+
+def test_plan_weights_are_a_copy() -> None:
+    plan_query("where is x").weights["lexical"] = 99.0
+    assert INTENT_WEIGHTS["lookup"]["lexical"] == 1.2
+
+
+TRACEBACK_REPORT = """\
+After upgrading, reserving stock fails every time. I was running the nightly job like we always do,
+and I expected the report to come out as usual, but it crashed with the traceback below. We did not
+change anything in our configuration and the machine has plenty of memory and disk space left, so I
+do not think it is an environment issue. Here it is:
+
+Traceback (most recent call last):
+  File "inventory/cli.py", line 42, in main
+    service.reserve(args.sku, qty)
+  File "inventory/service.py", line 88, in reserve
+    item = self.storage.get_item(sku)
+  File "inventory/storage.py", line 120, in get_item
+    raise KeyError(sku)
+KeyError: 'ABC-1'
+
+During handling, OutOfStockError was raised by InventoryService.reserve. Please help, this is urgent.
+"""
+
+
+def test_long_bug_report_searches_its_identifiers() -> None:
+    plan = plan_query(TRACEBACK_REPORT)
+    assert plan.intent == "debug"
+    assert plan.long and len(plan.tokens) > LONG_QUERY_TOKENS
+    assert plan.paths == ("inventory/cli.py", "inventory/service.py", "inventory/storage.py")
+    # traceback frame functions come first, then other code names in order of appearance
+    assert plan.identifiers[:3] == ("main", "reserve", "get_item")
+    for name in ("KeyError", "OutOfStockError", "InventoryService.reserve", "self.storage.get_item"):
+        assert name in plan.identifiers
+    lexical = set(plan.lexical_tokens)
+    assert {"get_item", "keyerror", "outofstockerror", "inventoryservice", "storage", "service"} <= lexical
+    # the prose is gone from the lexical query, but still in the text the semantic channel embeds
+    assert not {"upgrading", "nightly", "memory", "configuration", "urgent"} & lexical
+    assert plan.text == TRACEBACK_REPORT.strip()
+    assert len(plan.lexical_tokens) == len(set(plan.lexical_tokens))
+
+
+def test_long_question_without_identifiers_keeps_all_tokens() -> None:
+    question = " ".join(["please tell me about saving items in stock"] * 12)
+    plan = plan_query(question)
+    assert plan.long
+    assert plan.lexical_tokens == plan.tokens
+
+
+def test_extract_identifiers_kinds() -> None:
+    idents, paths = extract_identifiers(
+        "getUser calls parse_quantity in utils.py; JsonStorage raised ValueError via os.path.join"
+    )
+    assert idents == ["getUser", "parse_quantity", "JsonStorage", "ValueError", "os.path.join"]
+    assert paths == ["utils.py"]
+    assert extract_identifiers("nothing special here") == ([], [])
