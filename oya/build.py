@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from oya.errors import OyaError
 
 ASSET_ORDER = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
+SITE_ORDER = ("wiki_pages", "wiki_site")
 
 
 def _describe(asset: str, md: dict[str, Any]) -> str:
@@ -26,6 +27,11 @@ def _describe(asset: str, md: dict[str, Any]) -> str:
         return f"{md['embedded']} embedded, {md['cached']} cached ({md['model']})"
     if asset == "search_index":
         return f"{md['bytes'] / 1e6:.1f} MB"
+    if asset == "wiki_pages":
+        return f"{md['pages']} pages"
+    if asset == "wiki_site":
+        sizes = md.get("bytes", {})
+        return f"{md['pages']} pages, {sizes.get('total', 0) / 1e6:.1f} MB"
     return ", ".join(f"{k}={v}" for k, v in md.items() if k != "seconds")
 
 
@@ -44,7 +50,7 @@ def run_build(
 ) -> dict[str, Any]:
     from dagster import DagsterInstance, materialize, mem_io_manager
 
-    from pipelines.assets import INDEX_ASSETS
+    from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
     from pipelines.definitions import chunks_hold_no_secrets, search_index_opens
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
@@ -74,6 +80,8 @@ def run_build(
         bar.update(tasks[step], completed=done, total=max(total, 1))
 
     assets: list[Any] = list(INDEX_ASSETS) + [chunks_hold_no_secrets, search_index_opens]
+    if with_site:
+        assets += SITE_ASSETS
     t0 = time.perf_counter()
     with bar:
         result = materialize(
@@ -92,7 +100,7 @@ def run_build(
     seconds = time.perf_counter() - t0
     rows = []
     metadata: dict[str, dict[str, Any]] = {}
-    for asset in ASSET_ORDER:
+    for asset in ASSET_ORDER + (SITE_ORDER if with_site else ()):
         mats = result.asset_materializations_for_node(asset)
         md = {k: _plain(v) for k, v in mats[0].metadata.items()} if mats else {}
         metadata[asset] = md
@@ -115,11 +123,7 @@ def run_build(
     with Index(Path(index_path)) as idx:
         summary["skipped"] = [{"path": s.path, "reason": s.reason, "detail": s.detail} for s in idx.skipped()]
     if with_site:
-        from oya.site.build import build_site
-
-        site_dir = Path(index_path).parent / "site"
-        build_site(Path(index_path).parent, site_dir, console=console)
-        summary["site"] = str(site_dir)
+        summary["site"] = str(metadata["wiki_site"].get("path", ""))
     return summary
 
 

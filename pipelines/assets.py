@@ -2,12 +2,14 @@
 reports counts (and its own seconds) in metadata; no parsing, ranking or SQL here."""
 
 import time
+from pathlib import Path
 
 from dagster import AssetExecutionContext, MetadataValue, Output, ResourceParam, asset
 
 from oya import indexing
 from oya.core.records import Chunk
 from oya.models import ScanResult
+from oya.site.build import WikiPages, render_wiki_pages, write_wiki_site
 from pipelines.resources import OyaSettings, Progress
 
 GROUP = "oya_index"
@@ -136,4 +138,47 @@ def search_index(
     )
 
 
+@asset(
+    group_name=GROUP,
+    description="Every wiki page rendered from the index (overview, architecture, dirs, files).",
+)
+def wiki_pages(search_index: str, progress: ResourceParam[Progress]) -> Output[WikiPages]:
+    t0 = time.perf_counter()
+    progress.update("wiki_pages", 0, 1)
+    pages = render_wiki_pages(Path(search_index).parent)
+    return Output(
+        pages,
+        metadata={
+            "pages": len(pages.pages),
+            **{k: int(v) for k, v in pages.counts.items()},
+            "seconds": _seconds(t0),
+        },
+    )
+
+
+@asset(
+    group_name=GROUP,
+    description="The static wiki folder: pages, Ask-panel runtime, model, core wheel, bundle.",
+)
+def wiki_site(
+    settings: OyaSettings, search_index: str, wiki_pages: WikiPages, progress: ResourceParam[Progress]
+) -> Output[str]:
+    t0 = time.perf_counter()
+    progress.update("wiki_site", 0, 1)
+    report = write_wiki_site(
+        wiki_pages, Path(search_index).parent, settings.site, with_runtime=settings.site_runtime
+    )
+    sizes = {k: int(v) for k, v in report["bytes"].items()}
+    return Output(
+        str(settings.site),
+        metadata={
+            "path": MetadataValue.path(str(settings.site)),
+            "pages": int(report["pages"]),
+            "bytes": MetadataValue.json(sizes),
+            "seconds": _seconds(t0),
+        },
+    )
+
+
 INDEX_ASSETS = [source_files, code_graph, chunks, chunk_embeddings, search_index]
+SITE_ASSETS = [wiki_pages, wiki_site]

@@ -27,7 +27,7 @@ from dagster import (
 from oya import indexing
 from oya.core.records import Chunk
 from oya.reader import find_secret
-from pipelines.assets import INDEX_ASSETS, chunks, search_index
+from pipelines.assets import INDEX_ASSETS, SITE_ASSETS, chunks, search_index
 from pipelines.resources import OyaSettings, Progress
 
 
@@ -59,7 +59,7 @@ def settings_from_env() -> OyaSettings:
     )
 
 
-index_job = define_asset_job("index_repository", selection=AssetSelection.assets(*INDEX_ASSETS))
+index_job = define_asset_job("index_repository", selection=AssetSelection.assets(*INDEX_ASSETS, *SITE_ASSETS))
 
 nightly_rebuild = ScheduleDefinition(
     job=index_job, cron_schedule="0 3 * * *", default_status=DefaultScheduleStatus.STOPPED
@@ -80,7 +80,7 @@ def new_commit_sensor(context: SensorEvaluationContext):  # type: ignore[no-unty
 
 def build_definitions(settings: OyaSettings | None = None, progress: Progress | None = None) -> Definitions:
     return Definitions(
-        assets=INDEX_ASSETS,
+        assets=[*INDEX_ASSETS, *SITE_ASSETS],
         asset_checks=[chunks_hold_no_secrets, search_index_opens],
         jobs=[index_job],
         schedules=[nightly_rebuild],

@@ -21,6 +21,8 @@ class OyaSettings(ConfigurableResource):  # type: ignore[type-arg]
     embedder: str = "minilm"
     cache_dir: str = ""  # default: $OYA_CACHE_DIR or ~/.cache/oya
     max_file_bytes: int = 1_000_000
+    site_dir: str = ""  # default: <out>/site
+    site_runtime: bool = True  # ship Pyodide, the model, the core wheel and the bundle
 
     @property
     def repo(self) -> Path:
@@ -29,6 +31,10 @@ class OyaSettings(ConfigurableResource):  # type: ignore[type-arg]
     @property
     def out(self) -> Path:
         return Path(self.out_dir).expanduser().resolve() if self.out_dir else self.repo / ".oya"
+
+    @property
+    def site(self) -> Path:
+        return Path(self.site_dir).expanduser().resolve() if self.site_dir else self.out / "site"
 
     @property
     def cache(self) -> Path:

@@ -16,6 +16,8 @@ EXPECTED_LINEAGE = {
     "chunks": {"source_files", "code_graph"},
     "chunk_embeddings": {"chunks"},
     "search_index": {"source_files", "code_graph", "chunks", "chunk_embeddings"},
+    "wiki_pages": {"search_index"},
+    "wiki_site": {"search_index", "wiki_pages"},
 }
 
 
