@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from oya.build import run_build
 from oya.cli import main
 
-
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 
 
