@@ -36,6 +36,9 @@ async function createExtractor(base) {
   }
   const { env, pipeline } = transformers;
   env.allowRemoteModels = false;
+  // transformers.js would import onnxruntime's WASM factory from a blob: URL, which the site's
+  // CSP (script-src 'self') blocks; without its WASM cache it imports the vendored file itself.
+  env.useWasmCache = false;
   env.allowLocalModels = true;
   // A path, not a full URL: transformers.js 4.3.1 only probes for tokenizer_config.json when the
   // local path is not an http(s) URL, and otherwise silently loads no tokenizer at all.

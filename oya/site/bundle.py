@@ -1,0 +1,170 @@
+"""Export an index as the browser bundle the Ask panel loads into Pyodide.
+
+Theory of operation:
+
+* Two files under ``<site>/bundle/``: ``index.json`` (everything but the vectors) and
+  ``vectors.bin`` (the unit vectors). ``oya.core.bundle.decode_bundle`` reads them back into the
+  core's objects; the format is documented there, next to the reader.
+* ``index.json`` is column-oriented: one JSON array per field instead of one object per chunk, so
+  Pyodide's ``json.loads`` (C code) does the parsing and the Python side only zips arrays. Paths
+  are stored once and referenced by position; BM25 postings are per term flat ``[doc, tf, ...]``
+  lists with doc numbers delta-encoded (small numbers, decoded lazily per query term).
+* The lexical channel indexes exactly ``oya.store.chunk_tokens(chunk)`` in chunk order
+  ``(path, start_line, id)`` — the same tokens DuckDB's FTS index holds — so the browser's BM25 is
+  the CLI's BM25.
+* Vectors are quantised to int8 per row: ``q = round(v / max|v| * 127)`` and the row's scale is
+  ``1 / ||q||``, so ``q * scale`` is again a unit vector and cosine ranking stays near-identical to
+  float32 (measured by tests/site/test_ask_panel.py and bench/site_bench.py). That is 388 bytes a
+  chunk instead of 1,536. Layout: ``count`` little-endian float32 scales, then ``count * dim`` int8.
+* Deterministic bytes: sorted rows, ``sort_keys`` JSON with fixed separators, no timestamps (the
+  index's ``built_at`` is left out), numpy's round-half-to-even quantisation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oya.core.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, INDEX_FILE, VECTORS_FILE, encode_postings
+from oya.core.results import page_url
+from oya.store import Index, chunk_tokens
+
+# index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
+_META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")
+
+
+def quantize_int8(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``matrix`` as int8 plus a float32 scale per row with ``q * scale`` of unit length."""
+    m = np.asarray(matrix, dtype=np.float64)
+    peak = np.abs(m).max(axis=1, keepdims=True)
+    peak[peak == 0] = 1.0
+    q = np.clip(np.round(m / peak * 127.0), -127, 127).astype(np.int8)
+    norms = np.sqrt((q.astype(np.float64) ** 2).sum(axis=1))
+    scales = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0).astype("<f4")
+    return q, scales
+
+
+def _bm25(index_chunks: list[Any]) -> dict[str, Any]:
+    postings: dict[str, list[tuple[int, int]]] = {}
+    doc_lens: list[int] = []
+    for i, chunk in enumerate(index_chunks):
+        tokens = chunk_tokens(chunk)
+        doc_lens.append(len(tokens))
+        counts: dict[str, int] = {}
+        for tok in tokens:
+            counts[tok] = counts.get(tok, 0) + 1
+        for tok, tf in counts.items():
+            postings.setdefault(tok, []).append((i, tf))
+    terms = sorted(postings)
+    return {
+        "doc_lens": doc_lens,
+        "terms": terms,
+        "postings": [encode_postings(postings[t]) for t in terms],
+    }
+
+
+def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
+    """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
+
+    The returned dict goes into the site's ``manifest.json`` under ``bundle``; the Ask panel reads
+    ``index`` and ``vectors`` (file names relative to the bundle folder) from it.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    chunks = index.all_chunks()  # ordered by (path, start_line, id)
+    graph = index.graph
+    node_ids = sorted(graph.nodes)
+    node_pos = {n: i for i, n in enumerate(node_ids)}
+    file_paths = sorted(
+        {p for p, *_ in index.files()} | {c.path for c in chunks} | {n.path for n in graph.nodes.values()}
+    )
+    path_pos = {p: i for i, p in enumerate(file_paths)}
+
+    nodes = [graph.nodes[n] for n in node_ids]
+    edges = sorted(graph.edges, key=lambda e: (e.source, e.target, e.kind))
+    doc: dict[str, Any] = {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "meta": {k: index.meta[k] for k in _META_KEYS if k in index.meta},
+        "paths": file_paths,
+        "pages": [page_url(p) for p in file_paths],
+        "chunks": {
+            "id": [c.id for c in chunks],
+            "path": [path_pos[c.path] for c in chunks],
+            "kind": [c.kind for c in chunks],
+            "title": [c.title for c in chunks],
+            "start_line": [c.start_line for c in chunks],
+            "end_line": [c.end_line for c in chunks],
+            "text": [c.text for c in chunks],
+            "content_hash": [c.content_hash for c in chunks],
+            "n_tokens": [c.n_tokens for c in chunks],
+            "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
+        },
+        "bm25": _bm25(chunks),
+        "nodes": {
+            "id": node_ids,
+            "kind": [n.kind for n in nodes],
+            "name": [n.name for n in nodes],
+            "qualname": [n.qualname for n in nodes],
+            "path": [path_pos[n.path] for n in nodes],
+            "start_line": [n.start_line for n in nodes],
+            "end_line": [n.end_line for n in nodes],
+            "signature": [n.signature for n in nodes],
+            "docstring": [n.docstring for n in nodes],
+            "centrality": [n.centrality for n in nodes],
+        },
+        "edges": {
+            "source": [node_pos[e.source] for e in edges],
+            "target": [node_pos[e.target] for e in edges],
+            "kind": [e.kind for e in edges],
+            "confidence": [e.confidence for e in edges],
+        },
+    }
+
+    chunk_pos = {c.id: i for i, c in enumerate(chunks)}
+    blobs = sorted(
+        ((chunk_pos[cid], blob) for cid, blob in index.embedding_blobs() if cid in chunk_pos),
+        key=lambda item: item[0],
+    )
+    dim = index.dim
+    vec_bytes = b""
+    if blobs and dim > 0:
+        matrix = np.frombuffer(b"".join(b for _, b in blobs), dtype="<f4").reshape(len(blobs), dim)
+        q, scales = quantize_int8(matrix)
+        vec_bytes = scales.astype("<f4").tobytes() + q.tobytes()
+        doc["vectors"] = {
+            "file": VECTORS_FILE,
+            "dtype": "int8",
+            "dim": dim,
+            "count": len(blobs),
+            "rows": [pos for pos, _ in blobs],  # chunk position of each row
+            "scales_offset": 0,
+            "data_offset": 4 * len(blobs),
+        }
+    else:
+        doc["vectors"] = None
+
+    text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    index_file = out_dir / INDEX_FILE
+    index_file.write_text(text, encoding="utf-8")
+    vectors_file = out_dir / VECTORS_FILE
+    if vec_bytes:
+        vectors_file.write_bytes(vec_bytes)
+    else:
+        vectors_file.unlink(missing_ok=True)
+    out: dict[str, str | int] = {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "index": INDEX_FILE,
+        "chunks": len(chunks),
+        "nodes": len(nodes),
+        "edges": len(edges),
+        "index_bytes": index_file.stat().st_size,
+    }
+    if vec_bytes:
+        out.update(
+            {"vectors": VECTORS_FILE, "vector_dtype": "int8", "dim": dim, "vectors_bytes": len(vec_bytes)}
+        )
+    return out
