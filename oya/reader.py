@@ -399,6 +399,16 @@ def _git_ls(root: Path, *args: str) -> list[str] | None:
     return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
 
 
+def _ignored_by_enclosing_repo(root: Path) -> bool:
+    """True when ``root`` sits inside a work tree that ignores it (an unpacked download under
+    an ignored cache folder): git would list nothing, so the folder is walked instead."""
+    try:
+        proc = subprocess.run(["git", "check-ignore", "-q", "."], cwd=root, capture_output=True, check=False)
+    except OSError:
+        return False
+    return proc.returncode == 0
+
+
 def _pruned_dir(parts: list[str], max_depth: int) -> tuple[str, str, str] | None:
     """The first directory on a path that the walk would not enter: (path, reason, detail)."""
     for i, part in enumerate(parts[:-1]):
@@ -544,7 +554,7 @@ def scan_repository(root: Path, *, max_file_bytes: int = 1_000_000, max_depth: i
     if not root.is_dir():
         raise RepositoryError(f"repository is not a directory: {root}")
     listed = _git_ls(root, "--cached", "--others", "--exclude-standard")
-    if listed is not None:
+    if listed is not None and not _ignored_by_enclosing_repo(root):
         ignored = _git_ls(root, "--others", "--ignored", "--exclude-standard", "--directory") or []
         return _scan_git(root, listed, ignored, max_file_bytes, max_depth)
     return _scan_walk(root, max_file_bytes, max_depth)

@@ -500,3 +500,16 @@ def test_git_mode_reports_a_self_ignoring_directory_once(tmp_path: Path) -> None
     files, skipped = _by_path(scan_repository(repo))
     assert list(files) == ["a.py"]
     assert list(skipped) == [".gitignore", "cache"]
+
+
+def test_a_folder_ignored_by_the_enclosing_repository_is_walked(tmp_path: Path) -> None:
+    """An unpacked download under an ignored cache folder: git lists nothing there, so walk it."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("cache/\n")
+    proj = tmp_path / "cache" / "proj"
+    (proj / "pkg").mkdir(parents=True)
+    (proj / "pkg" / "mod.py").write_text("def f():\n    return 1\n")
+    (proj / ".gitignore").write_text("*.log\n")
+    (proj / "debug.log").write_text("noise\n")
+    result = scan_repository(proj)
+    assert [f.path for f in result.files] == ["pkg/mod.py"]
