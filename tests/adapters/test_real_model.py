@@ -8,7 +8,7 @@ import pytest
 
 from oya.build import run_build
 from oya.core.vectors import decode_f32, dot
-from oya.embed import SentenceTransformerEmbedder
+from oya.embed import OnnxMiniLMEmbedder, SentenceTransformerEmbedder
 from oya.searcher import Searcher
 
 pytestmark = pytest.mark.slow
@@ -33,6 +33,20 @@ def test_minilm_vectors_are_unit_length_and_meaningful() -> None:
     assert len(a) == 384
     assert abs(dot(a, a) - 1.0) < 1e-4
     assert dot(a, b) > dot(a, c)
+
+
+def test_onnx_route_gives_sentence_transformers_vectors() -> None:
+    texts = [
+        "How does the service restock an item?",
+        "def save(self, item: Item) -> None:\n    self._items[item.sku] = item",
+        "long " * 700,  # past the 256-token limit: truncation must match too
+        "naïve café — ünïcode",
+        "",
+    ]
+    onnx = OnnxMiniLMEmbedder().embed(texts)
+    torch = SentenceTransformerEmbedder().embed(texts)
+    for a, b in zip(onnx, torch, strict=True):
+        assert dot(decode_f32(a), decode_f32(b)) >= 0.9999
 
 
 def test_semantic_channel_runs_and_finds_the_right_code(minilm_index: Path) -> None:
