@@ -1,17 +1,22 @@
 // The Ask panel: questions about the repository answered in the browser, offline.
 //
 // Theory of operation:
-// * Nothing heavy loads with the page. The first question (or the first keystroke in the box)
-//   starts three loads in parallel: Pyodide + the oya core wheel + the index bundle
-//   (pyodide_boot.js, bundle/index.json, bundle/vectors.bin), and the query model (embed.js).
-//   What to load comes from <root>manifest.json: `wheel` (file name under vendor/, or a path),
-//   `model` (model folder name, or null for none) and `bundle` (export_bundle's dict: `index`,
-//   `vectors` file names under bundle/).
+// * Nothing heavy loads with the page. The user opening the panel (the toggle), focusing or typing
+//   in the box, or asking (also a deep link) starts the loads, all in parallel: Pyodide + the oya
+//   core wheel in a module worker (pyodide_worker.js, via pyodide_boot.js), the index bundle
+//   (bundle/index.json, bundle/vectors.bin, fetched here and handed to the worker, where Python
+//   parses the JSON once), and the query model (embed.js; onnxruntime runs in its own proxy
+//   worker). Python never blocks the page, so the model loads while Python boots. A panel that is
+//   merely restored open on a new page loads nothing. What to load comes from
+//   <root>manifest.json: `wheel` (file name under vendor/, or a path), `model` (model folder name,
+//   or null for none) and `bundle` (export_bundle's dict: `index`, `vectors` file names under
+//   bundle/). Performance marks "oya:<step>" profile the cold start (oyaAsk.marks()).
 // * A question is embedded by transformers.js, scored against the int8 vectors here in JS
 //   (rankVectors: the same dequantised float32 rows and (-score, id) order as the core's
 //   VectorIndex, ~40x faster than Pyodide), and the ranked list goes into the core's
-//   Bundle.ask with the lexical and graph channels, which run in Pyodide. If the model cannot
-//   load, the core reports the semantic channel unavailable and the other two still answer.
+//   Bundle.ask with the lexical and graph channels, which run in Pyodide (JSON strings each way).
+//   If the model cannot load, the core reports the semantic channel unavailable and the other two
+//   still answer.
 // * Untrusted text (code, paths, questions) only ever reaches the DOM through textContent.
 //   The Mermaid SVG is drawn by the vendored mermaid (securityLevel "strict") from the core's
 //   sanitised diagram source and inserted as a parsed SVG node.
@@ -115,6 +120,31 @@ let modelPromise = null;
 const progress = new Map(); // step -> {label, state, ms, detail}
 let progressListener = () => {};
 
+// Performance marks ("oya:<step>"), read back by oyaAsk.marks() (tests, bench/site_bench.py).
+function mark(step) {
+  try {
+    performance.mark(`oya:${step}`);
+  } catch {
+    /* no performance API */
+  }
+}
+
+// Every "oya:" mark as [name, ms since the warm-up started] in time order (the first of each name).
+function marks() {
+  const all = performance.getEntriesByType("mark").filter((m) => m.name.startsWith("oya:"));
+  const start = all.find((m) => m.name === "oya:warmup");
+  const t0 = start ? start.startTime : 0;
+  const seen = new Set();
+  const out = [];
+  for (const m of all) {
+    const name = m.name.slice(4);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    out.push([name, Math.round(m.startTime - t0)]);
+  }
+  return out;
+}
+
 function setStep(step, label, state, extra = {}) {
   progress.set(step, { ...(progress.get(step) || {}), label, state, ...extra });
   progressListener();
@@ -188,45 +218,101 @@ export function rankVectors(vectors, query, n) {
   return order.slice(0, n).map((i) => [ids[i], scores[i]]);
 }
 
+// The Python side (Pyodide + core + bundle) runs in a module worker (pyodide_worker.js): booting
+// Python is seconds of CPU that would otherwise freeze the page and stall the model's loading.
+class EngineWorker {
+  constructor(url) {
+    this.url = url;
+    this.pending = new Map();
+    this.next = 1;
+    this.failure = null;
+    this.worker = new Worker(url, { type: "module", name: "oya-engine" });
+    this.worker.addEventListener("message", (event) => this.receive(event.data || {}));
+    this.worker.addEventListener("error", (event) => {
+      event.preventDefault();
+      this.fail(new Error(`the Python worker failed (${event.message || `could not load ${this.url}`})`));
+    });
+    this.worker.addEventListener("messageerror", () => this.fail(new Error("the Python worker sent an unreadable message")));
+  }
+
+  receive(data) {
+    if (data.mark) {
+      try {
+        performance.mark(`oya:${data.mark}`, { startTime: Math.max(0, data.at - performance.timeOrigin) });
+      } catch {
+        /* no performance API */
+      }
+      return;
+    }
+    const call = this.pending.get(data.id);
+    if (!call) return;
+    this.pending.delete(data.id);
+    if (data.ok) call.resolve(data.value);
+    else call.reject(new Error(data.error));
+  }
+
+  fail(err) {
+    this.failure = err;
+    for (const call of this.pending.values()) call.reject(err);
+    this.pending.clear();
+    this.worker.terminate();
+  }
+
+  call(op, args, transfer = []) {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args }, transfer);
+    });
+  }
+}
+
 function loadEngine() {
   if (enginePromise) return enginePromise;
+  let worker = null;
   enginePromise = (async () => {
     const t0 = performance.now();
+    // The worker's own scripts load while the manifest is fetched; Python boots once the manifest
+    // names the wheel, in the worker, while the page fetches the bundle and embed.js loads the model.
+    worker = new EngineWorker(BASE + "static/pyodide_worker.js");
     const manifest = await loadManifest();
+    mark("manifest");
     const files = bundleFiles(manifest);
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
-    const bootModule = import(BASE + "static/pyodide_boot.js");
-    const indexText = fetchChecked(BASE + files.index, "index bundle", "arrayBuffer");
-    const vectorBytes = files.vectors ? fetchChecked(BASE + files.vectors, "bundle vectors") : Promise.resolve(null);
-    const { bootCore } = await bootModule;
-    const pyodide = await bootCore(BASE, { wheelUrl: wheelUrl(manifest) });
-    setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
-    const [indexBuf, vecBuf] = await Promise.all([indexText, vectorBytes]);
-    const dir = "/home/pyodide/oya_bundle";
-    pyodide.FS.mkdirTree(dir);
-    pyodide.FS.writeFile(`${dir}/index.json`, new Uint8Array(indexBuf));
-    if (vecBuf) pyodide.FS.writeFile(`${dir}/vectors.bin`, new Uint8Array(vecBuf));
+    const booted = worker.call("boot", { base: BASE, wheelUrl: wheelUrl(manifest) }).then(() => {
+      setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
+    });
+    booted.catch(() => {}); // awaited below; a failure while the bundle downloads is reported once
+    const [indexBuf, vecBuf] = await Promise.all([
+      fetchChecked(BASE + files.index, "index bundle"),
+      files.vectors ? fetchChecked(BASE + files.vectors, "bundle vectors") : Promise.resolve(null),
+    ]);
+    mark("bundle-fetched");
+    // index.json is parsed once, by Python; the worker gets its own copy of the vectors
+    const vecCopy = vecBuf ? vecBuf.slice(0) : null;
+    const decoded = worker.call("bundle", { index: indexBuf, vectors: vecCopy }, vecCopy ? [indexBuf, vecCopy] : [indexBuf]);
+    decoded.catch(() => {}); // awaited below, after boot
+    await booted;
     const tl = performance.now();
-    const layoutJson = pyodide.runPython(`
-import json
-from oya.core.bundle import load_bundle, ask_json
-OYA_BUNDLE = load_bundle(${JSON.stringify(dir)})
-json.dumps(OYA_BUNDLE.vector_layout())
-`);
-    const askFn = pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)");
+    const { layout: layoutJson, chunks } = await decoded;
     const layout = JSON.parse(layoutJson);
     let vectors = null;
     if (vecBuf && layout.count > 0) vectors = decodeVectors(vecBuf, layout);
-    const chunks = pyodide.runPython("len(OYA_BUNDLE)");
     setStep("bundle", `Index ready (${chunks.toLocaleString()} chunks)`, "done", {
       ms: performance.now() - t0,
       loadMs: performance.now() - tl,
     });
     engineReady = true;
-    return { pyodide, askFn, vectors, manifest, readyMs: performance.now() - t0 };
+    mark("engine-ready");
+    const askFn = (request) => worker.call("ask", request);
+    const coreRank = async (vector, n) => JSON.parse(await worker.call("rank", { vector: Array.from(vector), n }));
+    return { askFn, coreRank, vectors, manifest, readyMs: performance.now() - t0 };
   })().catch((err) => {
     enginePromise = null;
+    engineFailed = true;
+    if (worker) worker.fail(err);
     setStep("runtime", "Could not start the question engine", "fail", { detail: err.message });
     throw err;
   });
@@ -253,14 +339,24 @@ function loadModel() {
   return modelPromise;
 }
 
+let warmedUp = false;
+let engineFailed = false;
+
+// Start loading (idempotent). After a failure only a question retries, not every focus or key.
 function warmUp() {
-  loadEngine().catch(() => {});
+  if (!warmedUp) {
+    warmedUp = true;
+    mark("warmup");
+  }
+  if (!engineFailed) loadEngine().catch(() => {});
   loadModel();
 }
 
 // One question through the model, the JS vector kernel and the core. Returns the core's dict.
 async function runQuestion(question, options = {}) {
   const t0 = performance.now();
+  warmUp();
+  engineFailed = false; // a question always tries again
   const [engine, model] = await Promise.all([loadEngine(), loadModel()]);
   const tq = performance.now();
   const timings = {};
@@ -273,6 +369,7 @@ async function runQuestion(question, options = {}) {
   } else {
     const te = performance.now();
     vector = await model.embed(question);
+    mark("first-embed");
     timings.embed = performance.now() - te;
     const tv = performance.now();
     const k = options.k || 10;
@@ -281,8 +378,9 @@ async function runQuestion(question, options = {}) {
     timings.vectors = performance.now() - tv;
   }
   const tp = performance.now();
-  const result = JSON.parse(engine.askFn(JSON.stringify(request)));
+  const result = JSON.parse(await engine.askFn(JSON.stringify(request)));
   timings.python = performance.now() - tp;
+  mark("first-answer");
   timings.query = performance.now() - tq;
   timings.total = performance.now() - t0;
   result.browser_timings_ms = timings;
@@ -388,7 +486,11 @@ function ensurePanel() {
 
   Object.assign(state, { panel, toggle, log, status, input, submit });
 
-  toggle.addEventListener("click", () => setOpen(panel.hidden, { focus: true }));
+  toggle.addEventListener("click", () => {
+    const opening = panel.hidden;
+    setOpen(opening, { focus: true });
+    if (opening) warmUp(); // the user wants to ask: start loading while they type
+  });
   close.addEventListener("click", () => {
     setOpen(false);
     toggle.focus();
@@ -411,9 +513,10 @@ function ensurePanel() {
       form.requestSubmit();
     }
   });
+  input.addEventListener("focus", warmUp);
   input.addEventListener("input", () => {
     if (input.value.trim()) warmUp();
-  }, { once: false });
+  });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const question = input.value.trim();
@@ -765,6 +868,7 @@ function scrollLogTo(node) {
 }
 
 async function ask(question, options = {}) {
+  mark("asked");
   setOpen(true, { persist: true });
   state.busy = true;
   state.submit.disabled = true;
@@ -828,12 +932,9 @@ function init() {
     },
     ready: () => Promise.all([loadEngine(), loadModel()]).then(([e]) => e.readyMs),
     rankVectors: async (vector, n) => rankVectors((await loadEngine()).vectors, vector, n),
-    coreRank: async (vector, n) => {
-      const engine = await loadEngine();
-      engine.pyodide.globals.set("OYA_QVEC", JSON.stringify(vector));
-      return JSON.parse(engine.pyodide.runPython(`json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)}))`));
-    },
+    coreRank: async (vector, n) => (await loadEngine()).coreRank(vector, n),
     progress: () => Object.fromEntries(progress),
+    marks,
   };
 }
 

@@ -10,6 +10,15 @@ const MODEL_NAME = "all-MiniLM-L6-v2";
 
 let extractorPromise = null;
 
+// Performance marks ("oya:<step>") for the cold-start profile (ask.js's oyaAsk.marks()).
+function mark(step) {
+  try {
+    performance.mark(`oya:${step}`);
+  } catch {
+    /* no performance API */
+  }
+}
+
 function absolute(baseUrl) {
   const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
   return href.endsWith("/") ? href : href + "/";
@@ -29,8 +38,10 @@ export function loadEmbedder(baseUrl) {
 async function createExtractor(base) {
   const vendor = base + "vendor/transformers/";
   let transformers;
+  mark("transformers-import-start");
   try {
     transformers = await import(vendor + "transformers.min.js");
+    mark("transformers-module");
   } catch (err) {
     throw new Error(`Could not load transformers.js from ${vendor}: ${err.message}`);
   }
@@ -49,11 +60,15 @@ async function createExtractor(base) {
     mjs: vendor + "ort-wasm-simd-threaded.mjs",
     wasm: vendor + "ort-wasm-simd-threaded.wasm",
   };
-  env.backends.onnx.wasm.proxy = false;
+  // onnxruntime in its own worker (a module worker of the vendored transformers.min.js): creating the
+  // session (~1.5 s of CPU on a cold start) and each inference then leave the page responsive and
+  // overlap with Python booting in ask.js's worker.
+  env.backends.onnx.wasm.proxy = true;
   const where = `${env.localModelPath}${MODEL_NAME}/`;
   let extractor;
   try {
     extractor = await pipeline("feature-extraction", MODEL_NAME, { dtype: "q8", device: "wasm" });
+    mark("model-ready");
   } catch (err) {
     throw new Error(`Could not load the query model from ${where}: ${err.message}`);
   }

@@ -11,6 +11,15 @@ const LOCK_FILE_STUB = JSON.stringify({
   packages: {},
 });
 
+// Performance marks ("oya:<step>") for the cold-start profile (ask.js's oyaAsk.marks()).
+function mark(step) {
+  try {
+    performance.mark(`oya:${step}`);
+  } catch {
+    /* no performance API */
+  }
+}
+
 function absolute(baseUrl) {
   const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
   return href.endsWith("/") ? href : href + "/";
@@ -39,21 +48,30 @@ export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null } = {}) {
   const base = absolute(baseUrl);
   const indexURL = base + "vendor/pyodide/";
   let loadPyodide;
+  mark("pyodide-import-start");
   try {
     ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
+    mark("pyodide-module");
   } catch (err) {
     throw new Error(`Could not load Pyodide from ${indexURL}: ${err.message}`);
   }
   const wheelHref = new URL(wheelUrl, base).href;
   const [pyodide, wheel, bundle] = await Promise.all([
-    loadPyodide({ indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }),
-    fetchBytes(wheelHref, "oya core wheel"),
+    loadPyodide({ indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }).then((py) => {
+      mark("pyodide-loaded");
+      return py;
+    }),
+    fetchBytes(wheelHref, "oya core wheel").then((bytes) => {
+      mark("wheel-fetched");
+      return bytes;
+    }),
     bundleUrl ? fetchBytes(new URL(bundleUrl, base).href, "index bundle") : Promise.resolve(null),
   ]);
   const purelib = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
   pyodide.unpackArchive(wheel, "wheel", { extractDir: purelib });
   try {
     pyodide.runPython("import importlib; importlib.invalidate_caches(); import oya.core");
+    mark("core-imported");
   } catch (err) {
     throw new Error(`The oya core wheel from ${wheelHref} installed but 'import oya.core' failed: ${err.message}`);
   }

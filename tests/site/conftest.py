@@ -27,6 +27,7 @@ from oya.site.vendor import copy_runtime, default_cache_dir, ensure_vendor
 
 CHROMIUM = Path("/usr/bin/chromium")
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_REPO = REPO_ROOT / "data" / "sample_repo"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -54,6 +55,31 @@ class SiteFolder:
     wheel_name: str
     sizes: dict[str, int]
     prepare_seconds: dict[str, float]
+
+
+@dataclass(frozen=True)
+class AskSite:
+    root: Path
+    index_dir: Path
+    manifest: dict[str, Any]
+    build_seconds: float
+
+
+@pytest.fixture(scope="session")
+def ask_site(tmp_path_factory: pytest.TempPathFactory) -> AskSite:
+    """The sample repo indexed with the real MiniLM embedder and built into a full site (runtime,
+    query model, core wheel, bundle); shared by test_ask_panel.py and test_browser_safety.py."""
+    from oya.build import run_build
+    from oya.site.build import build_site
+
+    work = tmp_path_factory.mktemp("ask_site")
+    index_dir = work / "index"
+    t0 = time.perf_counter()
+    run_build(SAMPLE_REPO, index_dir, embedder="minilm")
+    build_site(index_dir, work / "site")
+    manifest = json.loads((work / "site" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["model"] and manifest["bundle"] and manifest["wheel"], manifest
+    return AskSite(work / "site", index_dir, manifest, time.perf_counter() - t0)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ files are missing; its open/closed state and the session's answers survive navig
 
 from __future__ import annotations
 
-import json
 import shutil
 import statistics
 import threading
@@ -27,7 +26,6 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_REPO = REPO_ROOT / "data" / "sample_repo"
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 FILE_PAGE = "files/inventory/service.py.html"
 OTHER_PAGE = "files/inventory/models.py.html"
@@ -47,31 +45,7 @@ GOLDEN_QUESTIONS = [
 ]
 
 
-# -- site and server -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class AskSite:
-    root: Path
-    index_dir: Path
-    manifest: dict[str, Any]
-    build_seconds: float
-
-
-@pytest.fixture(scope="session")
-def ask_site(tmp_path_factory: pytest.TempPathFactory) -> AskSite:
-    """The sample repo indexed with the real MiniLM embedder and built into a full site."""
-    from oya.build import run_build
-    from oya.site.build import build_site
-
-    work = tmp_path_factory.mktemp("ask_site")
-    index_dir = work / "index"
-    t0 = time.perf_counter()
-    run_build(SAMPLE_REPO, index_dir, embedder="minilm")
-    build_site(index_dir, work / "site")
-    manifest = json.loads((work / "site" / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["model"] and manifest["bundle"] and manifest["wheel"], manifest
-    return AskSite(work / "site", index_dir, manifest, time.perf_counter() - t0)
-
-
+# -- server (the site fixture, ask_site, is in conftest.py) ------------------------------------
 class _Handler(SimpleHTTPRequestHandler):
     extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
@@ -123,7 +97,7 @@ def serve(root: Path) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="session")
-def ask_server(ask_site: AskSite) -> Iterator[Server]:
+def ask_server(ask_site: Any) -> Iterator[Server]:
     with serve(ask_site.root) as server:
         yield server
 
@@ -166,7 +140,7 @@ def check_anchor(server: Server, href: str) -> None:
 
 # -- tests ----------------------------------------------------------------------------------------
 def test_ask_on_a_file_page_offline(
-    ask_site: AskSite, ask_server: Server, browser_page: Any, runtime_timings: dict[str, Any]
+    ask_site: Any, ask_server: Server, browser_page: Any, runtime_timings: dict[str, Any]
 ) -> None:
     page = browser_page.page
     page.set_viewport_size({"width": 1440, "height": 1200})
@@ -221,7 +195,7 @@ def test_ask_on_a_file_page_offline(
 
 
 def test_golden_questions_match_the_cpython_core(
-    ask_site: AskSite, ask_server: Server, browser_page: Any, runtime_timings: dict[str, Any]
+    ask_site: Any, ask_server: Server, browser_page: Any, runtime_timings: dict[str, Any]
 ) -> None:
     from oya.core.bundle import load_bundle
     from oya.core.vectors import decode_f32
@@ -273,7 +247,7 @@ def test_golden_questions_match_the_cpython_core(
     assert sum(overlaps) >= 0.9 * 3 * len(overlaps), overlaps
 
 
-def test_panel_answers_without_the_model(ask_site: AskSite, browser_page: Any, tmp_path: Path) -> None:
+def test_panel_answers_without_the_model(ask_site: Any, browser_page: Any, tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(ask_site.root, site)
     shutil.rmtree(site / "models")
