@@ -27,7 +27,8 @@ from pathlib import Path
 from oya.errors import SiteError
 
 TEMPLATE_VENDOR_DIR = Path(__file__).resolve().parents[2] / "site_template" / "vendor"
-_STAMP = ".oya-vendor-stamp"
+_STAMP = ".oya-vendor-stamp-2"  # bump when what ensure_vendor produces changes
+PRECOMPILED_STDLIB = "python_stdlib_pyc.zip"
 
 # (source under node_modules, destination under site/vendor, size-report group)
 RUNTIME_FILES: tuple[tuple[str, str, str], ...] = (
@@ -94,8 +95,34 @@ def ensure_vendor(cache_dir: Path | None = None, template_dir: Path = TEMPLATE_V
         missing = [src for src, _, _ in RUNTIME_FILES if not (modules / src).is_file()]
         if missing:
             raise SiteError(f"npm install in {npm_dir} lacks expected files: {', '.join(missing)}")
+        _precompile_stdlib(modules)
         stamp.write_text(digest + "\n")
     return modules
+
+
+def _precompile_stdlib(modules: Path) -> None:
+    """Write ``pyodide/python_stdlib_pyc.zip`` (bytecode) beside the source zip.
+
+    Best effort: without Node or on failure the site ships the source zip, which works, only slower.
+    """
+    node = shutil.which("node")
+    pyodide_dir = modules / "pyodide"
+    out = pyodide_dir / PRECOMPILED_STDLIB
+    out.unlink(missing_ok=True)
+    if node is None:
+        return
+    tmp = out.with_suffix(".tmp")
+    proc = subprocess.run(
+        [node, str(Path(__file__).with_name("precompile_stdlib.mjs")), str(pyodide_dir), str(tmp)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if proc.returncode == 0 and tmp.is_file():
+        tmp.rename(out)
+    else:
+        tmp.unlink(missing_ok=True)
 
 
 def copy_runtime(vendor_dir: Path, site_dir: Path) -> dict[str, int]:
@@ -106,6 +133,8 @@ def copy_runtime(vendor_dir: Path, site_dir: Path) -> dict[str, int]:
     sizes = {"runtime": 0, "model": 0, "js": 0}
     for src_rel, dest_rel, group in RUNTIME_FILES:
         src = vendor_dir / src_rel
+        if src_rel == "pyodide/python_stdlib.zip" and (src.parent / PRECOMPILED_STDLIB).is_file():
+            src = src.parent / PRECOMPILED_STDLIB  # same modules as bytecode: a faster cold start
         if not src.is_file():
             raise SiteError(f"vendor file missing: {src} (run ensure_vendor first)")
         dest = site_dir / "vendor" / dest_rel
