@@ -290,8 +290,11 @@ class Index:
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         if not ids:
             return {}
+        # ids travel as one space-joined string: a Python list parameter makes DuckDB probe for
+        # pandas once per element (a failed import each time, ~8 ms per call without pandas)
         rows = self.con.execute(
-            f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN (SELECT unnest(?::VARCHAR[]))", [list(ids)]
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN (SELECT unnest(string_split(?, ' ')))",
+            [" ".join(ids)],
         ).fetchall()
         return {str(r[0]): _chunk_from_row(r) for r in rows}
 
@@ -412,7 +415,8 @@ def bm25_sql(
     terms = list(dict.fromkeys(terms))
     rows = con.execute(
         """
-        WITH q AS (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::INTEGER[]) AS pos),
+        WITH ql AS (SELECT string_split(?, ' ') AS l),
+        q AS (SELECT unnest(l) AS term, generate_subscripts(l, 1) - 1 AS pos FROM ql),
         st AS (SELECT num_docs, avgdl FROM fts_main_chunks.stats),
         qt AS (SELECT d.termid, q.pos, ln((st.num_docs - d.df + 0.5) / (d.df + 0.5) + 1.0) AS idf
                FROM fts_main_chunks.dict d JOIN q ON d.term = q.term, st),
@@ -429,7 +433,9 @@ def bm25_sql(
         ORDER BY score DESC, docs.name
         LIMIT ?
         """,
-        [terms, list(range(len(terms))), k1, k1, b, b, k if k is not None else 2**31 - 1],
+        # terms are core tokens ([a-z0-9_]+), so a space-joined string carries them exactly, and
+        # avoids DuckDB's per-element pandas probe on list parameters
+        [" ".join(terms), k1, k1, b, b, k if k is not None else 2**31 - 1],
     ).fetchall()
     return [(str(n), float(s)) for n, s in rows]
 
@@ -443,6 +449,8 @@ class MatrixVectorChannel:
         self.index = index
         self._ids: list[str] | None = None
         self._matrix: np.ndarray | None = None
+        self._pos: dict[str, int] | None = None
+        self._matrix64: np.ndarray | None = None
 
     def _load(self) -> None:
         rows = self.index.embedding_blobs()
@@ -452,6 +460,16 @@ class MatrixVectorChannel:
         self._matrix = (
             np.frombuffer(buf, dtype="<f4").reshape(len(rows), dim) if rows else np.zeros((0, dim), "<f4")
         )
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
+        """Stored vectors of ``ids`` as Python floats (the float32 values, as the core reads them)."""
+        if self._matrix is None:
+            self._load()
+        assert self._matrix is not None and self._ids is not None
+        if self._pos is None:
+            self._pos = {cid: i for i, cid in enumerate(self._ids)}
+        pos = self._pos
+        return {cid: self._matrix[pos[cid]].tolist() for cid in ids if cid in pos}
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
         if self._matrix is None:
@@ -464,7 +482,9 @@ class MatrixVectorChannel:
         if len(vector) != self.index.dim:
             raise ChannelUnavailable(f"question vector has dimension {len(vector)}, index {self.index.dim}")
         # float64 accumulation, as the core's sumprod does, so near-ties break the same way
-        sims = self._matrix.astype(np.float64) @ np.asarray(vector, dtype=np.float32).astype(np.float64)
+        if self._matrix64 is None:  # converted once, not per question (28 MB for 10k x 384)
+            self._matrix64 = self._matrix.astype(np.float64)
+        sims = self._matrix64 @ np.asarray(vector, dtype=np.float32).astype(np.float64)
         k = min(k, len(self._ids))
         if k <= 0:
             return []

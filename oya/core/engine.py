@@ -8,8 +8,13 @@ Theory of operation:
 3. Weighted RRF fuses the lists; path filters (include/exclude globs) drop chunks first.
 4. Chunks with identical content are kept once; at most ``max_per_file`` chunks of one file
    are kept among the hits so one long file cannot crowd out the rest.
-5. File ranking aggregates the fused scores of a file's chunks: best + 1/2 second + 1/4 third
-   (a file that holds several relevant chunks outranks a file with one lucky chunk).
+   With ``diversity > 0`` the hits are first reordered by MMR (``oya.core.diversity``): cosine
+   between candidates' vectors (``vectors_for`` of the semantic channel, when it has one)
+   blended with their graph proximity.
+5. File ranking aggregates the fused scores of a file's chunks (``file_aggregation``): ``max``
+   (best chunk), ``decay`` (best + 1/2 second + 1/4 third: a file that holds several relevant
+   chunks outranks a file with one lucky chunk), or ``graph`` (decay, plus a share of the scores
+   of candidates in other files whose symbols call, extend or import its symbols).
 6. The top hits' graph nodes seed a bounded expansion (``CodeGraph.expand``); the connected
    code joins the context after the hits.
 7. The context is token-budgeted: the Mermaid diagram first (its own budget), then snippets
@@ -27,6 +32,7 @@ from typing import Protocol
 from oya.core.bm25 import BM25Index
 from oya.core.confidence import assess_confidence
 from oya.core.diagram import render_mermaid
+from oya.core.diversity import mmr_order
 from oya.core.fusion import fuse
 from oya.core.graph import CodeGraph, Subgraph
 from oya.core.query import QueryPlan, plan_query
@@ -46,6 +52,7 @@ from oya.core.tokenize import count_tokens, truncate_to_tokens
 from oya.core.vectors import VectorIndex
 
 CHANNEL_NAMES = ("lexical", "semantic", "graph")
+FILE_AGGREGATIONS = ("max", "decay", "graph")
 
 
 class ChannelUnavailable(Exception):
@@ -56,6 +63,12 @@ class Channel(Protocol):
     name: str
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]: ...
+
+
+class VectorSource(Protocol):
+    """Optional on a semantic channel: the stored vectors of some chunks (for diversity)."""
+
+    def vectors_for(self, ids: Sequence[str]) -> Mapping[str, Sequence[float]]: ...
 
 
 class Corpus(Protocol):
@@ -113,6 +126,9 @@ class VectorChannel:
             raise ChannelUnavailable("no embedding for the question")
         return self.index.search(vector, k)
 
+    def vectors_for(self, ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
+        return {} if self.index is None else self.index.vectors_for(ids)
+
 
 class GraphChannel:
     """Question terms matched against graph node names, qualified names and paths."""
@@ -148,10 +164,22 @@ class RetrievalOptions:
     max_per_file: int = 3
     context_budget: int = 2400  # tokens for snippets and diagram together
     diagram_budget: int = 600
-    adaptive_weights: bool = True
-    use_centrality: bool = True
+    # off by default: on the measured questions intent-adaptive weights gained nothing and cost
+    # connected-code coverage (bench/eval_quality.py); the intent is still classified and reported
+    adaptive_weights: bool = False
+    # off by default: ranking the next hop by PageRank prefers hubs over the seed's own callees
+    # and callers (bench/eval_quality.py: connected-code coverage +8 points without it)
+    use_centrality: bool = False
     expand_graph: bool = True
     channels: tuple[str, ...] = CHANNEL_NAMES
+    # RRF's k: 10 rather than Cormack et al.'s 60 gives a channel's first ranks more say over
+    # agreement far down the lists (three channels, not dozens of TREC runs); measured in bench/
+    rrf_k: int = 10
+    # MMR trade-off (0 = fused order kept) and the graph share of its redundancy measure
+    diversity: float = 0.0
+    diversity_graph_weight: float = 0.5
+    file_aggregation: str = "graph"  # one of FILE_AGGREGATIONS
+    long_query_identifiers: bool = True  # a long question's lexical query = its identifiers
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     intent: str | None = None
@@ -163,6 +191,14 @@ class RetrievalOptions:
                 raise ValueError(f"channel must be one of {', '.join(CHANNEL_NAMES)}; got {name!r}")
         if self.k < 1:
             raise ValueError("k must be at least 1")
+        if self.rrf_k < 1:
+            raise ValueError("rrf_k must be at least 1")
+        if self.file_aggregation not in FILE_AGGREGATIONS:
+            raise ValueError(
+                f"file_aggregation must be one of {', '.join(FILE_AGGREGATIONS)}; got {self.file_aggregation!r}"
+            )
+        if not 0.0 <= self.diversity <= 1.0 or not 0.0 <= self.diversity_graph_weight <= 1.0:
+            raise ValueError("diversity and diversity_graph_weight must be in [0, 1]")
 
 
 def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str], bool] | None:
@@ -207,7 +243,12 @@ def retrieve(
         raise ValueError("the question is empty")
     timings: dict[str, float] = {}
     t0 = clock()
-    plan = plan_query(question, intent=opts.intent, adaptive_weights=opts.adaptive_weights)
+    plan = plan_query(
+        question,
+        intent=opts.intent,
+        adaptive_weights=opts.adaptive_weights,
+        long_query_identifiers=opts.long_query_identifiers,
+    )
     weights = dict(opts.weights) if opts.weights is not None else plan.weights
     allowed = path_filter(opts.include, opts.exclude)
     paths = corpus.chunk_paths() if allowed else {}
@@ -241,7 +282,7 @@ def retrieve(
             reports[name] = ChannelReport(name, "unavailable", detail="not provided by this index")
 
     tf = clock()
-    fused = fuse(rankings, weights)
+    fused = fuse(rankings, weights, k=opts.rrf_k)
     pool = fused[: max(opts.k * 6, 60)]
     chunks = corpus.get_chunks([f.id for f in pool])
     seen_hashes: set[str] = set()
@@ -252,7 +293,11 @@ def retrieve(
             continue
         seen_hashes.add(chunk.content_hash)
         candidates.append(Hit(chunk, f.score, f.channels, f.ranks))
-    files = rank_files(candidates)
+    files = rank_files(
+        candidates, mode=opts.file_aggregation, graph=graph, min_confidence=opts.min_edge_confidence
+    )
+    if opts.diversity > 0 and len(candidates) > 1:
+        candidates = diversify(candidates, channels, graph, opts)
     hits: list[Hit] = []
     per_file: dict[str, int] = {}
     for h in candidates:
@@ -328,16 +373,84 @@ def retrieve(
     )
 
 
-def rank_files(hits: Sequence[Hit], top_n: int = 3) -> list[FileHit]:
-    """File score = best chunk + 1/2 second + 1/4 third (decaying sum of the top ``top_n``)."""
+def diversify(
+    candidates: Sequence[Hit], channels: Sequence[Channel], graph: CodeGraph, opts: RetrievalOptions
+) -> list[Hit]:
+    """``candidates`` reordered by MMR; vectors come from the semantic channel when it has them."""
+    ids = [h.chunk.id for h in candidates]
+    vectors: Mapping[str, Sequence[float]] = {}
+    for ch in channels:
+        source = getattr(ch, "vectors_for", None)
+        if ch.name == "semantic" and source is not None and "semantic" in opts.channels:
+            try:
+                vectors = source(ids)
+            except Exception:  # no vectors: the graph view alone still diversifies
+                vectors = {}
+    by_id = {h.chunk.id: h for h in candidates}
+    order = mmr_order(
+        ids,
+        {h.chunk.id: h.score for h in candidates},
+        k=opts.k,
+        diversity=opts.diversity,
+        vectors=vectors,
+        nodes={h.chunk.id: h.chunk.node_id for h in candidates},
+        neighbors=lambda n: [m for m, _ in graph.neighbors(n, opts.min_edge_confidence)],
+        graph_weight=opts.diversity_graph_weight,
+    )
+    return [by_id[i] for i in order]
+
+
+# share of a candidate's score that flows to each file one edge away ("graph" aggregation)
+FILE_PROPAGATION = 0.5
+
+
+def rank_files(
+    hits: Sequence[Hit],
+    top_n: int = 3,
+    *,
+    mode: str = "decay",
+    graph: CodeGraph | None = None,
+    min_confidence: float = 0.5,
+) -> list[FileHit]:
+    """Files ranked from their chunks' fused scores.
+
+    ``max``: the best chunk. ``decay``: best + 1/2 second + 1/4 third (the top ``top_n``).
+    ``graph``: decay, plus ``FILE_PROPAGATION`` of each candidate's score split evenly over the
+    other candidate files that define what its symbol calls, extends or imports (outgoing edges
+    at or above ``min_confidence``): code that uses a thing points at the file defining it, so
+    that file rises; only files that are candidates themselves are ranked.
+    """
+    if mode not in FILE_AGGREGATIONS:
+        raise ValueError(f"mode must be one of {', '.join(FILE_AGGREGATIONS)}; got {mode!r}")
     by_path: dict[str, list[Hit]] = {}
     for h in hits:
         by_path.setdefault(h.chunk.path, []).append(h)
-    out = []
+    scores: dict[str, float] = {}
+    best: dict[str, list[Hit]] = {}
     for path, hs in by_path.items():
-        hs = sorted(hs, key=lambda h: -h.score)[:top_n]
-        score = sum(h.score / (2**i) for i, h in enumerate(hs))
-        out.append(FileHit(path, score, tuple(h.chunk.id for h in hs), hs[0].chunk.start_line))
+        hs = sorted(hs, key=lambda h: -h.score)[: 1 if mode == "max" else top_n]
+        best[path] = hs
+        scores[path] = sum(h.score / (2**i) for i, h in enumerate(hs))
+    if mode == "graph" and graph is not None:
+        bonus: dict[str, float] = {}
+        for h in hits:
+            node = h.chunk.node_id
+            if node is None or node not in graph.nodes:
+                continue
+            targets = {
+                graph.nodes[m].path
+                for m, e in graph.neighbors(node, min_confidence)
+                if e.kind != "contains" and e.source == node and graph.nodes[m].path != h.chunk.path
+            }
+            targets &= by_path.keys()
+            for path in targets:
+                bonus[path] = bonus.get(path, 0.0) + FILE_PROPAGATION * h.score / len(targets)
+        for path, b in bonus.items():
+            scores[path] += b
+    out = [
+        FileHit(path, scores[path], tuple(h.chunk.id for h in hs), hs[0].chunk.start_line)
+        for path, hs in best.items()
+    ]
     out.sort(key=lambda f: (-f.score, f.path))
     return out
 

@@ -102,14 +102,14 @@ class CodeGraph:
             if not frontier:
                 break
         keep = set(order)
-        edges = sorted(
-            (
-                e
-                for e in self.edges
-                if e.source in keep and e.target in keep and e.confidence >= min_confidence
-            ),
-            key=lambda e: (e.source, e.target, e.kind),
-        )
+        # edges among the kept nodes, from their adjacency (not a scan of every edge); an edge
+        # is listed under both ends, so it is taken once, from its source
+        among: dict[int, Edge] = {}
+        for n in order:
+            for other, e in self._adj.get(n, ()):
+                if e.source == n and other == e.target and other in keep and e.confidence >= min_confidence:
+                    among[id(e)] = e
+        edges = sorted(among.values(), key=lambda e: (e.source, e.target, e.kind))
         return Subgraph(
             nodes=tuple(self.nodes[n] for n in order),
             edges=tuple(edges),

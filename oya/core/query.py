@@ -104,8 +104,17 @@ def extract_identifiers(text: str) -> tuple[list[str], list[str]]:
     return idents, paths
 
 
-def plan_query(question: str, *, intent: str | None = None, adaptive_weights: bool = True) -> QueryPlan:
-    """Analyse ``question`` once; every channel reads the plan."""
+def plan_query(
+    question: str,
+    *,
+    intent: str | None = None,
+    adaptive_weights: bool = True,
+    long_query_identifiers: bool = True,
+) -> QueryPlan:
+    """Analyse ``question`` once; every channel reads the plan.
+
+    ``long_query_identifiers=False`` keeps every token of a long question in the lexical query.
+    """
     text = question.strip()
     tokens = tuple(tokenize(text))
     chosen = intent or classify_intent(text)
@@ -115,7 +124,7 @@ def plan_query(question: str, *, intent: str | None = None, adaptive_weights: bo
     idents, paths = extract_identifiers(text)
     long = len(tokens) > LONG_QUERY_TOKENS
     lexical: tuple[str, ...] = tokens
-    if long and (idents or paths):
+    if long and long_query_identifiers and (idents or paths):
         # the precise part of a bug report: identifiers, paths, exception names
         precise = tokenize(" ".join(idents + paths))
         lexical = tuple(dict.fromkeys(precise))

@@ -55,7 +55,7 @@ def dot(a: Sequence[float], b: Sequence[float]) -> float:
 class VectorIndex:
     """Row-major float32 matrix of unit vectors with an id per row."""
 
-    __slots__ = ("ids", "dim", "_data", "_rows")
+    __slots__ = ("ids", "dim", "_data", "_rows", "_pos")
 
     def __init__(self, ids: Sequence[str], data: array[float] | bytes, dim: int) -> None:
         if isinstance(data, bytes | bytearray | memoryview):
@@ -67,6 +67,7 @@ class VectorIndex:
         self._data = data
         view = memoryview(data)
         self._rows = [view[i * dim : (i + 1) * dim] for i in range(len(ids))]
+        self._pos: dict[str, int] | None = None
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, Sequence[float]]]) -> VectorIndex:
@@ -86,6 +87,13 @@ class VectorIndex:
 
     def row(self, i: int) -> Sequence[float]:
         return self._rows[i]
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
+        """The rows of ``ids`` that the index holds (for diversity between candidates)."""
+        if self._pos is None:
+            self._pos = {row_id: i for i, row_id in enumerate(self.ids)}
+        pos = self._pos
+        return {i: self._rows[pos[i]] for i in ids if i in pos}
 
     def similarities(self, query: Sequence[float]) -> list[float]:
         if len(query) != self.dim:

@@ -118,3 +118,45 @@ def test_truncate_to_tokens_property(text: str, limit: int) -> None:
     cut = truncate_to_tokens(text, limit)
     assert text.startswith(cut)
     assert count_tokens(cut) == min(limit, count_tokens(text))
+
+
+@pytest.mark.parametrize(
+    ("word", "folded"),
+    [
+        ("nodes", "node"),
+        ("edges", "edge"),
+        ("classes", "class"),
+        ("matches", "match"),
+        ("properties", "property"),
+        ("sorted", "sort"),
+        ("create", "creat"),
+        ("created", "creat"),
+        ("creating", "creat"),
+        ("status", "status"),
+        ("process", "process"),
+        ("bus", "bus"),
+        ("ids", "ids"),
+        ("utf8s", "utf8s"),
+    ],
+)
+def test_fold_suffix(word: str, folded: str) -> None:
+    from oya.core.tokenize import fold_suffix
+
+    assert fold_suffix(word) == folded
+
+
+@given(st.text(max_size=60))
+def test_with_folds_keeps_every_token_and_only_adds_folds(text: str) -> None:
+    from oya.core.tokenize import fold_suffix, with_folds
+
+    toks = tokenize(text)
+    out = with_folds(toks)
+    i = 0
+    for t in toks:  # each token in order, followed by its fold when the fold changes it
+        assert out[i] == t
+        i += 1
+        if fold_suffix(t) != t:
+            assert out[i] == fold_suffix(t)
+            i += 1
+    assert i == len(out)
+    assert all(TOKEN.fullmatch(t) for t in out)

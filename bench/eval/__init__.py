@@ -1,0 +1,1 @@
+"""Helpers of ``bench/eval_quality.py``: corpus preparation, query sets, metrics."""

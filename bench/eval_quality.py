@@ -1,0 +1,362 @@
+"""Retrieval quality on real projects, with queries other people wrote; every ranking feature ablated.
+
+Usage (one command, prints the tables and writes bench/results/eval_quality.{json,md}):
+
+    .venv/bin/python bench/eval_quality.py
+    .venv/bin/python bench/eval_quality.py --embedder hashing --code 50     # quick, no model
+
+Three tasks per project (details in bench/eval/*.py and bench/README.md):
+
+* code: a function's docstring first line -> that function, with the docstring blanked out of
+  the indexed copy of the tree;
+* prose: a docs paragraph or change-log entry naming symbols (Sphinx roles, literals), the names
+  removed -> the files defining them;
+* connected: "How does X work?" for X with >= 2 in-repo callees -> the share of X's callees and
+  callers that the context (same token budget for every config) shows as snippets.
+
+Every config is ``RetrievalOptions()`` (the defaults the CLI and the browser use) with one change.
+The held-out project is evaluated with the defaults and baselines only, after the defaults were
+chosen on the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
+from eval.project import FoldedBM25Channel, MemoChannel, Project, channels_for, load_project  # noqa: E402
+
+from oya.core.bm25 import BM25Index  # noqa: E402
+from oya.core.engine import (  # noqa: E402
+    BM25Channel,
+    GraphChannel,
+    MemoryCorpus,
+    RetrievalOptions,
+    VectorChannel,
+    retrieve,
+)
+from oya.core.vectors import VectorIndex, decode_f32  # noqa: E402
+from oya.embed import make_embedder  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0")
+HOLDOUT = ("requests==2.32.3",)
+DEFAULTS = RetrievalOptions()
+
+# a single channel alone uses no graph at all: no expansion, files ranked from its own chunks
+# (by the best chunk, or by the decaying sum; the better of the two is the bar to beat)
+BASELINES: dict[str, dict[str, Any]] = {
+    "BM25 alone (files: max)": {"channels": ("lexical",), "expand_graph": False, "file_aggregation": "max"},
+    "BM25 alone (files: decay)": {
+        "channels": ("lexical",),
+        "expand_graph": False,
+        "file_aggregation": "decay",
+    },
+    "vector alone (files: max)": {
+        "channels": ("semantic",),
+        "expand_graph": False,
+        "file_aggregation": "max",
+    },
+    "vector alone (files: decay)": {
+        "channels": ("semantic",),
+        "expand_graph": False,
+        "file_aggregation": "decay",
+    },
+    "default": {},
+}
+
+
+def ablations() -> dict[str, dict[str, Any]]:
+    """Each ranking feature flipped against the defaults (label says the flipped state)."""
+    d = DEFAULTS
+    out: dict[str, dict[str, Any]] = {
+        "graph channel off": {"channels": ("lexical", "semantic")},
+        f"adaptive weights {'off' if d.adaptive_weights else 'on'}": {
+            "adaptive_weights": not d.adaptive_weights
+        },
+        f"centrality {'off' if d.use_centrality else 'on'}": {"use_centrality": not d.use_centrality},
+        f"graph expansion {'off' if d.expand_graph else 'on'}": {"expand_graph": not d.expand_graph},
+        f"long-query identifiers {'off' if d.long_query_identifiers else 'on'}": {
+            "long_query_identifiers": not d.long_query_identifiers
+        },
+    }
+    out[f"RRF k={60 if d.rrf_k != 60 else 10}"] = {"rrf_k": 60 if d.rrf_k != 60 else 10}
+    if d.diversity:
+        out["MMR off"] = {"diversity": 0.0}
+    else:
+        out["MMR 0.3 (cos+graph)"] = {"diversity": 0.3}
+        out["MMR 0.3 (cos only)"] = {"diversity": 0.3, "diversity_graph_weight": 0.0}
+    out["suffix folding on (lexical)"] = {"_lexical": "folded"}
+    for mode in ("max", "decay", "graph"):
+        if mode != d.file_aggregation:
+            out[f"files={mode}"] = {"file_aggregation": mode}
+    return out
+
+
+def run_config(
+    project: Project, vectors: dict[str, list[float]], channels: list[Any], opts: RetrievalOptions
+) -> dict[str, Any]:
+    graph, index = project.index.graph, project.index
+    res: dict[str, Any] = {}
+    intents: dict[str, int] = {}
+    for task, queries in (("code", project.code), ("prose", project.prose)):
+        chunk_ranks: list[int | None] = []
+        file_ranks: list[int | None] = []
+        for q in queries:
+            r = retrieve(
+                q.query,
+                channels=channels,
+                graph=graph,
+                corpus=index,
+                vector=vectors.get(q.query),
+                options=opts,
+            )
+            intents[r.quality.intent] = intents.get(r.quality.intent, 0) + 1
+            if task == "code":
+                want_nodes = {q.node_id}  # type: ignore[union-attr]
+                want_files = {q.path}  # type: ignore[union-attr]
+            else:
+                want_nodes = set(q.nodes)  # type: ignore[union-attr]
+                want_files = set(q.files)  # type: ignore[union-attr]
+            chunk_ranks.append(
+                next((i for i, h in enumerate(r.hits, 1) if h.chunk.node_id in want_nodes), None)
+            )
+            file_ranks.append(next((i for i, f in enumerate(r.files, 1) if f.path in want_files), None))
+        res[task] = {
+            "chunk": summarize_ranks(chunk_ranks),
+            "file": summarize_ranks(file_ranks),
+            "n": len(queries),
+        }
+    cov: list[float] = []
+    found: list[float] = []
+    for cq in project.connected:
+        r = retrieve(
+            cq.query, channels=channels, graph=graph, corpus=index, vector=vectors.get(cq.query), options=opts
+        )
+        shown = {s.citation.node_id for s in r.context.snippets}
+        cov.append(len(cq.connected & shown) / len(cq.connected))
+        found.append(1.0 if cq.node_id in shown else 0.0)
+    res["connected"] = {"coverage": mean(cov), "target_in_context": mean(found), "n": len(cov)}
+    res["intents"] = intents
+    return res
+
+
+def core_channels(project: Project) -> tuple[list[Any], MemoryCorpus]:
+    """The pure core's channels over the same index, in memory: what the browser runs, here in CPython."""
+    index = project.index
+    corpus = MemoryCorpus(index.all_chunks())
+    blobs = index.embedding_blobs()
+    vectors = VectorIndex([i for i, _ in blobs], b"".join(b for _, b in blobs), index.dim)
+    bm25 = BM25Index.build(index.chunk_token_lists())
+    return [BM25Channel(bm25), VectorChannel(vectors), GraphChannel(index.graph, corpus)], corpus
+
+
+def measure_latency(
+    project: Project, embedder: Any, opts: RetrievalOptions, n: int, *, core: bool = False
+) -> dict[str, float]:
+    """Warm per-query milliseconds (no memo): engine alone and with the question's embedding.
+
+    ``core=False``: the CLI's channels (DuckDB BM25, numpy cosine); ``core=True``: the pure core in memory.
+    """
+    graph = project.index.graph
+    if core:
+        channels, index = core_channels(project)
+    else:
+        channels, index = channels_for(project.index), project.index  # type: ignore[assignment]
+    questions = [q.query for q in project.code][: n // 2] + [q.query for q in project.prose][: n - n // 2]
+    for q in questions[:3]:  # warm-up: loads vectors, graph, model
+        vec = list(decode_f32(embedder.embed([q])[0]))
+        retrieve(q, channels=channels, graph=graph, corpus=index, vector=vec, options=opts)
+    engine: list[float] = []
+    total: list[float] = []
+    for q in questions:
+        t0 = time.perf_counter()
+        vec = list(decode_f32(embedder.embed([q])[0]))
+        t1 = time.perf_counter()
+        retrieve(q, channels=channels, graph=graph, corpus=index, vector=vec, options=opts)
+        t2 = time.perf_counter()
+        engine.append((t2 - t1) * 1000)
+        total.append((t2 - t0) * 1000)
+    return {
+        "engine_p50": percentile(engine, 50),
+        "engine_p95": percentile(engine, 95),
+        "total_p50": percentile(total, 50),
+        "total_p95": percentile(total, 95),
+        "n": len(questions),
+    }
+
+
+def row(res: dict[str, Any]) -> list[float]:
+    return [
+        res["code"]["chunk"]["R@1"],
+        res["code"]["chunk"]["R@10"],
+        res["code"]["chunk"]["MRR"],
+        res["code"]["file"]["R@5"],
+        res["prose"]["file"]["R@1"],
+        res["prose"]["file"]["R@5"],
+        res["prose"]["file"]["R@10"],
+        res["prose"]["file"]["MRR"],
+        res["prose"]["chunk"]["R@10"],
+        res["connected"]["coverage"],
+    ]
+
+
+HEAD = [
+    "code chunk R@1",
+    "code chunk R@10",
+    "code chunk MRR",
+    "code file R@5",
+    "prose file R@1",
+    "prose file R@5",
+    "prose file R@10",
+    "prose file MRR",
+    "prose chunk R@10",
+    "connected coverage",
+]
+
+
+def table(title: str, rows: list[tuple[str, list[float]]], delta_from: list[float] | None = None) -> str:
+    lines = [f"**{title}**", "", "| config | " + " | ".join(HEAD) + " |", "|---" * (len(HEAD) + 1) + "|"]
+    for name, vals in rows:
+        if delta_from is not None and name != "default":
+            cells = [f"{v:.3f} ({(v - b) * 100:+.1f})" for v, b in zip(vals, delta_from, strict=True)]
+        else:
+            cells = [f"{v:.3f}" for v in vals]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def avg_rows(per_project: dict[str, dict[str, Any]], name: str) -> list[float]:
+    rows = [row(p[name]) for p in per_project.values() if name in p]
+    return [mean([r[i] for r in rows]) for i in range(len(HEAD))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--projects", default=",".join(PROJECTS))
+    ap.add_argument("--holdout", default=",".join(HOLDOUT))
+    ap.add_argument("--embedder", default="minilm", choices=("minilm", "hashing"))
+    ap.add_argument("--code", type=int, default=150, help="code-search queries per project")
+    ap.add_argument("--prose", type=int, default=150, help="prose queries per project")
+    ap.add_argument("--connected", type=int, default=60, help="connected-code questions per project")
+    ap.add_argument("--latency-queries", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-ablation", action="store_true", help="defaults and baselines only")
+    ap.add_argument("--out", default=str(RESULTS / "eval_quality.json"))
+    args = ap.parse_args(argv)
+
+    embedder = make_embedder(args.embedder)
+    load_start = os.getloadavg()
+    configs = dict(BASELINES) if args.no_ablation else {**BASELINES, **ablations()}
+    tuned = [s for s in args.projects.split(",") if s]
+    held = [s for s in args.holdout.split(",") if s]
+    results: dict[str, dict[str, Any]] = {}
+    latency: dict[str, dict[str, float]] = {}
+    stats: dict[str, dict[str, Any]] = {}
+    for spec in tuned + held:
+        print(f"{spec}:", file=sys.stderr, flush=True)
+        project = load_project(
+            spec, embedder, n_code=args.code, n_prose=args.prose, n_connected=args.connected, seed=args.seed
+        )
+        stats[spec] = project.stats
+        texts = sorted(
+            {q.query for q in project.code}
+            | {q.query for q in project.prose}
+            | {q.query for q in project.connected}
+        )
+        blobs = embedder.embed(texts)
+        vectors = {t: list(decode_f32(b)) for t, b in zip(texts, blobs, strict=True)}
+        channels = [MemoChannel(c) for c in channels_for(project.index)]
+        results[spec] = {}
+        for name, change in (configs if spec in tuned else BASELINES).items():
+            t0 = time.perf_counter()
+            change = dict(change)
+            use = channels
+            if change.pop("_lexical", None) == "folded":
+                use = [MemoChannel(FoldedBM25Channel(project.index))] + channels[1:]
+            results[spec][name] = run_config(project, vectors, use, replace(DEFAULTS, **change))
+            print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
+        latency[spec] = measure_latency(project, embedder, DEFAULTS, args.latency_queries)
+        core_lat = measure_latency(project, embedder, DEFAULTS, args.latency_queries, core=True)
+        latency[spec].update({f"core_{k}": v for k, v in core_lat.items()})
+        project.index.close()
+
+    md: list[str] = []
+    for spec in tuned + held:
+        s = stats[spec]
+        md.append(
+            table(
+                f"{spec}{' (held out)' if spec in held else ''}: {s['chunks']} chunks; {s['code_queries']} code, "
+                f"{s['prose_queries']} prose, {s['connected_queries']} connected queries",
+                [(n, row(results[spec][n])) for n in BASELINES],
+            )
+        )
+    mean_rows = [(n, avg_rows({s: results[s] for s in tuned}, n)) for n in configs]
+    md.append(table(f"Mean over {', '.join(tuned)}", mean_rows[: len(BASELINES)]))
+    if not args.no_ablation:
+        base = avg_rows({s: results[s] for s in tuned}, "default")
+        md.append(
+            table(
+                "Ablation (mean over the tuning projects; in brackets: points against the default)",
+                [("default", base)] + [r for r in mean_rows if r[0] not in BASELINES],
+                delta_from=base,
+            )
+        )
+    lat_lines = [
+        "**Latency (warm, ms, nearest-rank)**",
+        "",
+        "| project | chunks | channels | engine p50 | engine p95 | with query embedding p50 | p95 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for spec, lat in latency.items():
+        for label, pre in (
+            ("CLI (DuckDB BM25, numpy cosine)", ""),
+            ("pure core in memory (the browser's code)", "core_"),
+        ):
+            lat_lines.append(
+                f"| {spec} | {stats[spec]['chunks']} | {label} | {lat[pre + 'engine_p50']:.1f} | "
+                f"{lat[pre + 'engine_p95']:.1f} | {lat[pre + 'total_p50']:.1f} | {lat[pre + 'total_p95']:.1f} |"
+            )
+    md.append("\n".join(lat_lines))
+    md.append(
+        "Intents the default config chose (adaptive weights): "
+        + "; ".join(f"{s}: {results[s]['default']['intents']}" for s in tuned + held)
+    )
+    text = "\n\n".join(md)
+    print(text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "embedder": embedder.model_id,
+                "defaults": {f.name: getattr(DEFAULTS, f.name) for f in fields(DEFAULTS)},
+                "args": vars(args),
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "load_avg_start": load_start,
+                "load_avg_end": os.getloadavg(),
+                "stats": stats,
+                "results": results,
+                "latency": latency,
+            },
+            indent=1,
+            default=str,
+        )
+    )
+    out.with_suffix(".md").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
