@@ -38,7 +38,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -52,6 +51,9 @@ from urllib.parse import urlsplit
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(BENCH_DIR))
+
+from corpus import fetch_project  # noqa: E402
 
 WORK = BENCH_DIR / ".cache" / "site_bench"
 RESULTS = BENCH_DIR / "results" / "site_bench.json"
@@ -119,28 +121,7 @@ def fetch_django(spec: str) -> Path:
     repo = WORK / f"{name}_repo"
     if (repo / name).is_dir():
         return repo
-    WORK.mkdir(parents=True, exist_ok=True)
-    archives = sorted(WORK.glob(f"{name}-{version}.tar.gz")) or sorted(
-        WORK.glob(f"{name.capitalize()}-{version}.tar.gz")
-    )
-    if not archives:
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            spec,
-            "-d",
-            str(WORK),
-        ]
-        subprocess.run(cmd, check=True, capture_output=True)
-        archives = sorted(WORK.glob(f"*{version}.tar.gz"))
-    with tarfile.open(archives[0]) as tar:
-        tar.extractall(WORK, filter="data")
-    src = WORK / f"{name}-{version}"
+    src = fetch_project(spec)  # the shared sdist cache (bench/corpus.py)
     repo.mkdir(exist_ok=True)
     shutil.copytree(src / name, repo / name)
     shutil.copyfile(src / "README.rst", repo / "README.rst")
