@@ -90,6 +90,9 @@ def ablations() -> dict[str, dict[str, Any]]:
             "long_query_identifiers": not d.long_query_identifiers
         },
     }
+    out[f"tests weight {1.0 if d.test_weight < 1.0 else 0.7}"] = {
+        "test_weight": 1.0 if d.test_weight < 1.0 else 0.7
+    }
     out[f"RRF k={60 if d.rrf_k != 60 else 10}"] = {"rrf_k": 60 if d.rrf_k != 60 else 10}
     if d.diversity:
         out["MMR off"] = {"diversity": 0.0}

@@ -23,7 +23,7 @@ from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
 from oya.embed import Embedder, default_cache_dir
 from oya.indexing import embed, make_chunks, parse_and_link, scan, write_search_index
-from oya.store import DuckBM25Channel, Index, MatrixVectorChannel
+from oya.store import SCHEMA_VERSION, DuckBM25Channel, Index, MatrixVectorChannel
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
 from .prose_queries import ProseQuery, collect_prose_queries
@@ -109,7 +109,9 @@ def load_project(
     tree = EVAL_DIR / "src" / f"{name}-{version}"
     out = EVAL_DIR / "index" / f"{name}-{version}-{embedder.model_id.replace('/', '_')}"
     stamp = hashlib.sha256(
-        json.dumps([spec, embedder.model_id, [(q.node_id, q.doc_lines) for q in code]]).encode()
+        json.dumps(
+            [spec, embedder.model_id, SCHEMA_VERSION, [(q.node_id, q.doc_lines) for q in code]]
+        ).encode()
     ).hexdigest()
     stamp_file = out / "eval_stamp.txt"
     stats: dict[str, int | float] = {}

@@ -24,16 +24,17 @@ Theory of operation:
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from oya.core.bm25 import BM25Index
 from oya.core.confidence import assess_confidence
 from oya.core.diagram import render_mermaid
 from oya.core.diversity import mmr_order
-from oya.core.fusion import fuse
+from oya.core.fusion import Fused, fuse
 from oya.core.graph import CodeGraph, Subgraph
 from oya.core.query import QueryPlan, plan_query
 from oya.core.records import Chunk
@@ -180,6 +181,9 @@ class RetrievalOptions:
     diversity_graph_weight: float = 0.5
     file_aggregation: str = "graph"  # one of FILE_AGGREGATIONS
     long_query_identifiers: bool = True  # a long question's lexical query = its identifiers
+    # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
+    # question asks about tests: tests repeat the names they test and crowd out the code itself
+    test_weight: float = 0.7
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     intent: str | None = None
@@ -197,8 +201,36 @@ class RetrievalOptions:
             raise ValueError(
                 f"file_aggregation must be one of {', '.join(FILE_AGGREGATIONS)}; got {self.file_aggregation!r}"
             )
+        if not 0.0 <= self.test_weight <= 1.0:
+            raise ValueError("test_weight must be in [0, 1]")
         if not 0.0 <= self.diversity <= 1.0 or not 0.0 <= self.diversity_graph_weight <= 1.0:
             raise ValueError("diversity and diversity_graph_weight must be in [0, 1]")
+
+
+_TEST_WORD = re.compile(r"\btest(s|ing|ed)?\b|\bpytest\b|\bunittest\b|\bfixtures?\b", re.IGNORECASE)
+
+
+def is_test_path(path: str) -> bool:
+    """Test code by the usual conventions: a tests/ or test/ folder, test_*.py, *_test.py, conftest.py."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("tests", "test", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_tests.py"))
+        or name == "conftest.py"
+    )
+
+
+def mentions_tests(question: str) -> bool:
+    return _TEST_WORD.search(question) is not None
+
+
+def weigh_tests(fused: Sequence[Fused], paths: Mapping[str, str], weight: float) -> list[Fused]:
+    """Scale the fused score of test chunks by ``weight`` and re-sort (ties by id)."""
+    out = [replace(f, score=f.score * weight) if is_test_path(paths.get(f.id, "")) else f for f in fused]
+    out.sort(key=lambda f: (-f.score, f.id))
+    return out
 
 
 def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str], bool] | None:
@@ -283,6 +315,8 @@ def retrieve(
 
     tf = clock()
     fused = fuse(rankings, weights, k=opts.rrf_k)
+    if opts.test_weight < 1.0 and fused and not mentions_tests(question):
+        fused = weigh_tests(fused, corpus.chunk_paths(), opts.test_weight)
     pool = fused[: max(opts.k * 6, 60)]
     chunks = corpus.get_chunks([f.id for f in pool])
     seen_hashes: set[str] = set()

@@ -344,3 +344,54 @@ def test_memory_corpus(inventory: Inventory) -> None:
     by_node = corpus.chunk_ids_for_nodes(["inventory/utils.py::slugify", "nope"])
     assert list(by_node) == ["inventory/utils.py::slugify"]
     assert corpus.chunk_paths()[inventory.chunks[0].id] == inventory.chunks[0].path
+
+
+@pytest.mark.parametrize(
+    ("path", "is_test"),
+    [
+        ("tests/test_store.py", True),
+        ("pkg/tests/helpers.py", True),
+        ("test/data.py", True),
+        ("pkg/test_utils.py", True),
+        ("pkg/store_test.py", True),
+        ("conftest.py", True),
+        ("pkg/store.py", False),
+        ("pkg/testing_tools/x.py", False),
+        ("docs/testing.md", False),
+        ("contest.py", False),
+    ],
+)
+def test_is_test_path(path: str, is_test: bool) -> None:
+    from oya.core.engine import is_test_path
+
+    assert is_test_path(path) is is_test
+
+
+def test_tests_rank_below_the_code_they_test_unless_asked_for() -> None:
+    from oya.core.engine import mentions_tests
+
+    impl_text = "def reserve_stock(item, count):\n    item.stock -= count\n    return item"
+    test_text = "def test_reserve_stock():\n    item = reserve_stock(Item(), 2)\n    assert item.stock == 0"
+    chunks = [
+        make_chunk("pkg/stock.py", "reserve_stock", 1, impl_text),
+        make_chunk("tests/test_stock.py", "test_reserve_stock", 1, test_text),
+    ]
+    corpus = MemoryCorpus(chunks)
+    bm25 = BM25Index.build((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
+    graph = CodeGraph([], [])
+
+    def top(question: str, **opts: object) -> str:
+        result = retrieve(
+            question,
+            channels=[BM25Channel(bm25)],
+            graph=graph,
+            corpus=corpus,
+            options=RetrievalOptions(**opts),  # type: ignore[arg-type]
+        )
+        return result.hits[0].chunk.path
+
+    # the test chunk repeats the name and matches more terms; the penalty puts the code first
+    assert top("reserve stock item test_reserve_stock", test_weight=1.0) == "tests/test_stock.py"
+    assert top("reserve stock item test_reserve_stock") == "pkg/stock.py"
+    assert mentions_tests("how is reserve_stock tested?")
+    assert top("how is reserve_stock tested? test_reserve_stock item") == "tests/test_stock.py"
