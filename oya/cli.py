@@ -194,20 +194,103 @@ def _print_quality(result: Any) -> None:
 @click.option("--index", "index_dir", type=click.Path(path_type=Path), help="Index folder (default: ./.oya).")
 @click.option("--json", "as_json", is_flag=True, help="The whole structured response as JSON.")
 @click.option("-k", "k", default=8, show_default=True, type=click.IntRange(1, 50))
-def ask(question: str, index_dir: Path | None, as_json: bool, k: int) -> None:
-    """Answer QUESTION from the index without any model: snippets, citations, diagram."""
+@click.option("--llm", "use_llm", is_flag=True, help="Answer with a local llama.cpp model (`make llm`).")
+@click.option(
+    "--llm-model",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A GGUF file for --llm (default: the cached Qwen, else SmolLM2).",
+)
+@click.option("--llm-server", metavar="URL", help="Answer with an OpenAI-compatible server at URL.")
+@click.option(
+    "--llm-timeout",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(min=1.0),
+    help="Seconds before a model answer falls back to the extractive one.",
+)
+def ask(
+    question: str,
+    index_dir: Path | None,
+    as_json: bool,
+    k: int,
+    use_llm: bool,
+    llm_model: Path | None,
+    llm_server: str | None,
+    llm_timeout: float,
+) -> None:
+    """Answer QUESTION from the index: extractive by default, or with a model (--llm, --llm-server)."""
     from oya.core.answer import extractive_answer
 
     question = _read_query(question)
+    answerer = _answerer(use_llm or llm_model is not None, llm_model, llm_server, llm_timeout)
     with _open(index_dir) as searcher:
         result = searcher.search(question, k=k)
-    answer = extractive_answer(result)
+    if answerer is None:
+        answer = extractive_answer(result)
+    elif as_json:
+        answer = answerer.answer(question, result)
+    else:
+        return _stream_answer(answerer, question, result)
     if as_json:
         payload = result.to_dict()
-        payload["answer"] = {"text": answer.text, "method": answer.method, "note": answer.note}
+        payload["answer"] = {
+            "text": answer.text,
+            "method": answer.method,
+            "note": answer.note,
+            "citations": [
+                {"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "url": c.url}
+                for c in answer.citations
+            ],
+        }
         click.echo(json.dumps(payload, indent=2))
         return
     print_answer(result, answer)
+
+
+def _answerer(use_llm: bool, model: Path | None, server: str | None, timeout: float) -> Any:
+    """The model answerer the flags ask for, or None for the extractive answer."""
+    if server:
+        from oya.llm import OpenAIServerAnswerer
+
+        try:
+            return OpenAIServerAnswerer(server, time_limit=timeout)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--llm-server") from exc
+    if not use_llm:
+        return None
+    from oya.llm import INSTALL_HINT, LlamaAnswerer, llama_available
+
+    if not llama_available():
+        raise click.ClickException(INSTALL_HINT)
+    return LlamaAnswerer(model, time_limit=timeout)
+
+
+def _stream_answer(answerer: Any, question: str, result: Any) -> None:
+    """Print the model's answer as it is written, then citations, confidence and search quality."""
+    streamed: list[str] = []
+
+    def on_token(piece: str) -> None:
+        streamed.append(piece)
+        click.echo(piece, nl=False)
+
+    err_console.print(f"[dim]asking {answerer.name}…[/dim]")
+    answer = answerer.answer_stream(question, result, on_token)
+    if streamed:
+        click.echo()
+        if answer.method == "extractive":  # the model failed part-way: say so, then the fallback
+            click.echo("[the model's answer above was discarded]")
+    if not streamed or answer.method == "extractive":
+        click.echo(answer.text)
+    if answer.note:
+        err_console.print(f"[yellow]note: {escape(answer.note)}[/yellow]")
+    out_console.print("\n[bold]Citations:[/bold]")
+    for i, cit in enumerate(answer.citations, 1):
+        out_console.print(f"  [{i}] {escape(cit.path)}:{cit.start_line}-{cit.end_line}  {escape(cit.url)}")
+    c = result.confidence
+    out_console.print(f"\n[{_LEVEL_STYLE[c.level]}] {c.level} confidence [/] {escape(c.disclaimer)}")
+    out_console.print(
+        f"[dim]answered by {answer.method}; search quality: {escape(result.quality.summary())}[/dim]"
+    )
 
 
 _LEVEL_STYLE = {"HIGH": "bold white on green", "MEDIUM": "bold black on yellow", "LOW": "bold white on red"}
