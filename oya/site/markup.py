@@ -50,6 +50,20 @@ class Block:
     lines: tuple[str, ...]  # raw text (items for lists)
 
 
+def _list_block(lines: list[str], i: int, ordered: bool) -> tuple[Block, int]:
+    """A bulleted or numbered list starting at line ``i``: its block and the next line index."""
+    items: list[str] = []
+    j = i
+    while j < len(lines) and lines[j].strip():
+        m = _BULLET.match(lines[j])
+        if m:
+            items.append(m.group(2))
+        elif items:
+            items[-1] += " " + lines[j].strip()
+        j += 1
+    return Block("ol" if ordered else "ul", i + 1, j, tuple(items)), j
+
+
 def _no_links(_: str) -> str | None:
     return None
 
@@ -182,18 +196,8 @@ def parse_markdown(text: str) -> list[Block]:
             continue
         bullet = _BULLET.match(line)
         if bullet:
-            ordered = bullet.group(1)[0].isdigit()
-            items: list[str] = []
-            j = i
-            while j < n and lines[j].strip():
-                m = _BULLET.match(lines[j])
-                if m:
-                    items.append(m.group(2))
-                elif items:
-                    items[-1] += " " + lines[j].strip()
-                j += 1
-            blocks.append(Block("ol" if ordered else "ul", i + 1, j, tuple(items)))
-            i = j
+            block, i = _list_block(lines, i, bullet.group(1)[0].isdigit())
+            blocks.append(block)
             continue
         j = i
         para: list[str] = []
@@ -264,18 +268,8 @@ def parse_rest(text: str) -> list[Block]:
             continue
         bullet = _BULLET.match(line)
         if bullet and not literal_follows:
-            ordered = bullet.group(1)[0].isdigit()
-            items: list[str] = []
-            j = i
-            while j < n and lines[j].strip():
-                m = _BULLET.match(lines[j])
-                if m:
-                    items.append(m.group(2))
-                elif items:
-                    items[-1] += " " + lines[j].strip()
-                j += 1
-            blocks.append(Block("ol" if ordered else "ul", i + 1, j, tuple(items)))
-            i = j
+            block, i = _list_block(lines, i, bullet.group(1)[0].isdigit())
+            blocks.append(block)
             continue
         j = i
         para: list[str] = []
