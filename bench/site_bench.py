@@ -55,19 +55,11 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from corpus import fetch_project  # noqa: E402
 
+from oya.site.browser import CHROMIUM, OFFLINE_CHROMIUM_ARGS  # noqa: E402
+
 WORK = BENCH_DIR / ".cache" / "site_bench"
 RESULTS = BENCH_DIR / "results" / "site_bench.json"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
+CHROMIUM_ARGS = list(OFFLINE_CHROMIUM_ARGS)
 TARGETS = {"warm_query_p95_ms_at_10k": 300.0, "bundle_gzip_mb_per_100k_lines": 15.0}
 
 SAMPLE_QUESTIONS = [

@@ -21,24 +21,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from oya.site.browser import CHROMIUM as CHROMIUM_BINARY
+from oya.site.browser import OFFLINE_CHROMIUM_ARGS
 from oya.site.core_wheel import build_core_wheel
 from oya.site.model_export import copy_model, export_query_model
 from oya.site.vendor import copy_runtime, default_cache_dir, ensure_vendor
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(CHROMIUM_BINARY)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_REPO = REPO_ROOT / "data" / "sample_repo"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Chromium still looks up Google hosts despite the flags above: resolve nothing but loopback.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
+CHROMIUM_ARGS = list(OFFLINE_CHROMIUM_ARGS)
 
 TEST_PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>oya runtime test</title>
