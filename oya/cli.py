@@ -224,7 +224,8 @@ def ask(
     question = _read_query(question)
     answerer = _answerer(use_llm or llm_model is not None, llm_model, llm_server, llm_timeout)
     with _open(index_dir) as searcher:
-        result = searcher.search(question, k=k)
+        options = answerer.retrieval_options(k) if answerer is not None else None
+        result = searcher.search(question, k=k, options=options)
     if answerer is None:
         answer = extractive_answer(result)
     elif as_json:

