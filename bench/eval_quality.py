@@ -72,6 +72,8 @@ BASELINES: dict[str, dict[str, Any]] = {
         "expand_graph": False,
         "file_aggregation": "decay",
     },
+    # not a single channel (the code graph ranks the files), shown so the file-ranking gain is visible
+    "vector + graph file ranking": {"channels": ("semantic",), "expand_graph": False},
     "default": {},
 }
 
@@ -88,6 +90,9 @@ def ablations() -> dict[str, dict[str, Any]]:
         f"graph expansion {'off' if d.expand_graph else 'on'}": {"expand_graph": not d.expand_graph},
         f"long-query identifiers {'off' if d.long_query_identifiers else 'on'}": {
             "long_query_identifiers": not d.long_query_identifiers
+        },
+        f"semantic lead {'off' if d.semantic_lead else '0.04'}": {
+            "semantic_lead": 0.0 if d.semantic_lead else 0.04
         },
     }
     out[f"tests weight {1.0 if d.test_weight < 1.0 else 0.7}"] = {

@@ -36,7 +36,7 @@ class Subgraph:
 
 
 class CodeGraph:
-    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_node_tokens")
+    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_ctx_index", "_node_tokens")
 
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
         self.nodes: dict[str, Node] = {n.id: n for n in nodes}
@@ -46,6 +46,7 @@ class CodeGraph:
             self._adj.setdefault(e.source, []).append((e.target, e))
             self._adj.setdefault(e.target, []).append((e.source, e))
         self._name_index: dict[str, list[str]] | None = None
+        self._ctx_index: dict[str, list[str]] | None = None
         self._node_tokens: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None
 
     def __len__(self) -> int:
@@ -140,15 +141,19 @@ class CodeGraph:
     def _tokens(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
         if self._node_tokens is None:
             table: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-            index: dict[str, list[str]] = {}
+            names: dict[str, list[str]] = {}
+            ctx: dict[str, list[str]] = {}
             for node in self.nodes.values():
                 name_toks = frozenset(tokenize(node.name))
                 ctx_toks = frozenset(tokenize(node.qualname + " " + node.path))
                 table[node.id] = (name_toks, ctx_toks)
-                for t in name_toks | ctx_toks:
-                    index.setdefault(t, []).append(node.id)
+                for t in name_toks | {node.name.lower()}:
+                    names.setdefault(t, []).append(node.id)
+                for t in ctx_toks - name_toks:
+                    ctx.setdefault(t, []).append(node.id)
             self._node_tokens = table
-            self._name_index = index
+            self._name_index = names
+            self._ctx_index = ctx
         return self._node_tokens
 
     def match_names(
@@ -161,14 +166,23 @@ class CodeGraph:
     ) -> list[tuple[str, float]]:
         """Nodes whose names or paths match the query, best first, as ``(node_id, score)``."""
         table = self._tokens()
-        index = self._name_index or {}
+        names = self._name_index or {}
         q = set(query_tokens)
         exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers}
         exact |= {t for t in q if "_" in t}
         wanted_paths = [p.replace("\\", "/").lstrip("./") for p in paths]
+        # A node with no name token in the question scores at most 0.5 (below the floor) unless
+        # a wanted path lifts it, so only then do qualified-name and path tokens ("networkx",
+        # "algorithms"), which most nodes share, make candidates. Same result, far fewer nodes.
         candidates: set[str] = set()
         for t in q:
-            candidates.update(index.get(t, ()))
+            candidates.update(names.get(t, ()))
+        for t in exact - q:  # named exactly (+3), yet sharing only context tokens with the question
+            candidates.update(n for n in names.get(t, ()) if table[n][1] & q)
+        if wanted_paths:
+            ctx = self._ctx_index or {}
+            for t in q:
+                candidates.update(ctx.get(t, ()))
         scores: list[tuple[str, float]] = []
         for node_id in candidates:
             node = self.nodes[node_id]

@@ -109,11 +109,12 @@ def plan_query(
     *,
     intent: str | None = None,
     adaptive_weights: bool = True,
-    long_query_identifiers: bool = True,
+    long_query_identifiers: bool = False,
 ) -> QueryPlan:
     """Analyse ``question`` once; every channel reads the plan.
 
-    ``long_query_identifiers=False`` keeps every token of a long question in the lexical query.
+    A long question keeps every token in the lexical query (BM25's IDF already weighs its rare
+    identifiers up); ``long_query_identifiers=True`` searches only its identifiers and paths.
     """
     text = question.strip()
     tokens = tuple(tokenize(text))

@@ -1,4 +1,4 @@
-"""MMR diversity, file aggregation modes and the long-query switch (standard library only)."""
+"""MMR diversity, file aggregation, the long-query switch and the semantic lead (standard library only)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oya.core.diversity import graph_proximity, mmr_order
-from oya.core.engine import RetrievalOptions, VectorChannel, rank_files, retrieve
+from oya.core.engine import RetrievalOptions, VectorChannel, promote_clear_winner, rank_files, retrieve
+from oya.core.fusion import Fused
 from oya.core.graph import CodeGraph
 from oya.core.query import plan_query
 from oya.core.records import Edge, Node
@@ -161,8 +162,8 @@ LONG = (
 
 
 def test_long_query_identifiers_switch() -> None:
-    on = plan_query(LONG)
-    off = plan_query(LONG, long_query_identifiers=False)
+    on = plan_query(LONG, long_query_identifiers=True)
+    off = plan_query(LONG)  # off by default: no measured gain (bench/eval_quality.py)
     assert on.long and off.long
     assert set(on.lexical_tokens) <= {"parse_quantity", "parse", "quantity"}
     assert off.lexical_tokens == off.tokens
@@ -184,3 +185,60 @@ def test_rrf_k_option() -> None:
     )
     # the default k (10) puts more weight on first ranks: the best score is higher than with 60
     assert a.hits[0].score > b.hits[0].score
+
+
+# -- the semantic lead ----------------------------------------------------------------------
+def _fused(*pairs: tuple[str, float]) -> list[Fused]:
+    return [Fused(i, s, ("lexical",), (n,)) for n, (i, s) in enumerate(pairs, 1)]
+
+
+def test_a_clear_semantic_winner_goes_first() -> None:
+    fused = _fused(("a", 0.3), ("b", 0.2), ("c", 0.1))
+    out = promote_clear_winner(fused, ["c", "a"], {"c": 0.90, "a": 0.85}, 0.04, None)
+    assert [f.id for f in out] == ["c", "a", "b"]
+    assert out[0].score >= out[1].score  # file ranking reads the scores: the order holds there too
+
+
+def test_a_narrow_semantic_lead_changes_nothing() -> None:
+    fused = _fused(("a", 0.3), ("b", 0.2), ("c", 0.1))
+    assert promote_clear_winner(fused, ["c", "a"], {"c": 0.90, "a": 0.87}, 0.04, None) == fused
+    assert promote_clear_winner(fused, ["c"], {"c": 0.90}, 0.04, None) == fused  # no runner-up
+    assert promote_clear_winner(fused, ["a", "c"], {"a": 0.9, "c": 0.1}, 0.04, None) == fused
+
+
+def test_test_code_being_weighed_down_is_not_promoted() -> None:
+    fused = _fused(("a", 0.3), ("t", 0.1))
+    paths = {"a": "pkg/core.py", "t": "tests/test_core.py"}
+    scores = {"t": 0.9, "a": 0.5}
+    assert promote_clear_winner(fused, ["t", "a"], scores, 0.04, paths) == fused
+    assert [f.id for f in promote_clear_winner(fused, ["t", "a"], scores, 0.04, None)] == ["t", "a"]
+
+
+def test_semantic_lead_switch_in_retrieve() -> None:
+    inv = build_inventory()
+    q = "how does reserving stock work"
+    # a semantic channel that clearly prefers a chunk the other channels rank low
+    ranked = [cid for cid, _ in inv.vectors.search(plan_query(q), embed(q), 50)]
+    favourite = ranked[-1]
+    lead = LeadChannel([(favourite, 0.95)] + [(cid, 0.5) for cid in ranked if cid != favourite])
+    channels = [lead if ch.name == "semantic" else ch for ch in inv.channels]
+
+    def first(**opts: float) -> str:
+        r = retrieve(
+            q, channels=channels, graph=inv.graph, corpus=inv.corpus, options=RetrievalOptions(**opts)
+        )
+        return r.hits[0].chunk.id
+
+    assert first() == favourite
+    assert first(semantic_lead=0.0) != favourite
+    assert first(semantic_lead=0.5) != favourite  # a 0.45 lead is not enough for 0.5
+
+
+class LeadChannel:
+    name = "semantic"
+
+    def __init__(self, ranked: list[tuple[str, float]]) -> None:
+        self.ranked = ranked
+
+    def search(self, plan: object, vector: object, k: int) -> list[tuple[str, float]]:
+        return self.ranked[:k]

@@ -247,3 +247,64 @@ def test_match_names_path_bonus_and_noise_floor() -> None:
     assert g.match_names(["nothing"]) == []
     assert g.match_names(["inventory"]) == []  # one generic context token is noise
     assert len(g.match_names(["quantity", "parse", "utils"], k=1)) == 1
+
+
+def _match_names_by_scanning(
+    g: CodeGraph, q_tokens: list[str], identifiers: list[str], paths: list[str]
+) -> list:
+    """The graph channel's first implementation: every node sharing any token is a candidate."""
+    from oya.core.tokenize import split_identifier
+
+    table = g._tokens()
+    q = set(q_tokens)
+    exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers} | {t for t in q if "_" in t}
+    wanted = [p.replace("\\", "/").lstrip("./") for p in paths]
+    out = []
+    for node_id, node in g.nodes.items():
+        name_toks, ctx_toks = table[node_id]
+        if not name_toks or not (name_toks | ctx_toks) & q:
+            continue
+        score = 2.0 * len(name_toks & q) / len(name_toks) + 0.5 * len(ctx_toks & q) / max(len(ctx_toks), 1)
+        if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:
+            score += 3.0
+        if any(node.path.endswith(p) or p.endswith(node.path) for p in wanted):
+            score += 1.5
+        if score >= 1.0:
+            out.append((node_id, score + 0.5 * node.centrality))
+    out.sort(key=lambda item: (-item[1], item[0]))
+    return out
+
+
+_WORDS = ["get", "parse", "quantity", "store", "item", "reserve", "stock", "inventory", "utils", "error"]
+_names = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map("_".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_names, _names, st.sampled_from(["a/utils.py", "inventory/store.py", "b.py"])), max_size=25
+    ),
+    st.lists(st.sampled_from(_WORDS + ["get_item", "parse_quantity"]), max_size=6),
+    st.lists(st.sampled_from(["Store.get", "parse_quantity", "x.reserve", "Item"]), max_size=2),
+    st.lists(st.sampled_from(["inventory/store.py", "./a/utils.py", "c.py"]), max_size=2),
+)
+def test_match_names_equals_scanning_every_node(
+    specs: list[tuple[str, str, str]], q: list[str], identifiers: list[str], paths: list[str]
+) -> None:
+    nodes = [
+        Node(f"n{i}", "function", name, f"{owner}.{name}", path, 1, 2, centrality=i / 100)
+        for i, (name, owner, path) in enumerate(specs)
+    ]
+    g = CodeGraph(nodes, [])
+    got = g.match_names(q, identifiers=identifiers, paths=paths, k=1000)
+    assert got == _match_names_by_scanning(g, q, identifiers, paths)
+
+
+def test_an_exact_name_sharing_only_context_tokens_is_still_matched() -> None:
+    g = CodeGraph(
+        [Node("r", "method", "reserve", "InventoryService.reserve", "inventory/service.py", 1, 9)], []
+    )
+    # "reserve" is not among the question's tokens, but the identifier names it and "inventory" is shared
+    got = g.match_names(["inventory"], identifiers=["InventoryService.reserve"])
+    assert got == _match_names_by_scanning(g, ["inventory"], ["InventoryService.reserve"], [])
+    assert [n for n, _ in got] == ["r"]

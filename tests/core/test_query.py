@@ -93,7 +93,7 @@ During handling, OutOfStockError was raised by InventoryService.reserve. Please 
 
 
 def test_long_bug_report_searches_its_identifiers() -> None:
-    plan = plan_query(TRACEBACK_REPORT)
+    plan = plan_query(TRACEBACK_REPORT, long_query_identifiers=True)
     assert plan.intent == "debug"
     assert plan.long and len(plan.tokens) > LONG_QUERY_TOKENS
     assert plan.paths == ("inventory/cli.py", "inventory/service.py", "inventory/storage.py")
