@@ -6,6 +6,10 @@ only a conservative character set (letters, digits, space and ``_ . / : ( ) , -`
 wrapped in double quotes; every other character becomes a space, so no label can close its
 node, open a link, inject a directive (``%%{init}``), a ``click`` callback, or HTML.
 The diagram is also capped in node count and characters so it fits its token budget.
+
+Containment (a module's functions, a class's methods) is drawn as nesting: a container with
+members in the diagram becomes a ``subgraph`` around them, and its ``contains`` edges are not
+drawn. A flat diagram with one ``contains`` arrow per member buried the calls that matter.
 """
 
 from __future__ import annotations
@@ -37,6 +41,20 @@ def node_label(node: Node) -> str:
     return node.name
 
 
+def _containment(edges: Iterable[Edge], ids: Mapping[str, str]) -> dict[str, str]:
+    """Each shown node's container among the shown nodes (first ``contains`` edge wins, no cycles)."""
+    parent: dict[str, str] = {}
+    for e in edges:
+        if e.kind != "contains" or e.source not in ids or e.target not in ids or e.target in parent:
+            continue
+        up: str | None = e.source
+        while up is not None and up != e.target:  # the container must not sit inside the member
+            up = parent.get(up)
+        if up is None:
+            parent[e.target] = e.source
+    return parent
+
+
 def render_mermaid(
     nodes: Iterable[Node],
     edges: Iterable[Edge],
@@ -53,14 +71,43 @@ def render_mermaid(
     chosen = list(nodes)[:max_nodes]
     ids = {n.id: f"n{i}" for i, n in enumerate(chosen)}
     hl = set(highlight)
-    lines = [f"flowchart {direction}"]
+    edges = list(edges)
+    parent = _containment(edges, ids)
+    members: dict[str, list[Node]] = {}
     for n in chosen:
+        if n.id in parent:
+            members.setdefault(parent[n.id], []).append(n)
+    lines = [f"flowchart {direction}"]
+
+    def emit(n: Node) -> None:
         text = labels.get(n.id, node_label(n)) if labels else node_label(n)
         css = "seed" if n.id in hl else _CLASS_FOR_KIND.get(n.kind, "fn")
-        lines.append(f'  {ids[n.id]}["{sanitize_label(text)}"]:::{css}')
+        if n.id not in members:
+            lines.append(f'  {ids[n.id]}["{sanitize_label(text)}"]:::{css}')
+            return
+        lines.append(f'  subgraph {ids[n.id]}["{sanitize_label(text)}"]')
+        for m in members[n.id]:
+            emit(m)
+        lines.append("  end")
+        lines.append(f"  class {ids[n.id]} {css}")
+
+    for n in chosen:
+        if n.id not in parent:
+            emit(n)
+
+    def inside(node_id: str, container: str) -> bool:
+        up = parent.get(node_id)
+        while up is not None and up != container:
+            up = parent.get(up)
+        return up is not None
+
     seen: set[tuple[str, str]] = set()
     for e in edges:
         if e.source in ids and e.target in ids and (e.source, e.target) not in seen:
+            # containment is drawn as nesting; Mermaid's layout rejects any other edge between a
+            # subgraph and a node inside it (a method calling its own class, say)
+            if inside(e.target, e.source) or inside(e.source, e.target):
+                continue
             seen.add((e.source, e.target))
             arrow = _EDGE_ARROWS.get(e.kind, "-->")
             lines.append(f"  {ids[e.source]} {arrow}|{e.kind}| {ids[e.target]}")

@@ -15,6 +15,10 @@ LABEL = r"[A-Za-z0-9 _./:(),-]{1,48}"
 NODE_LINE = re.compile(rf'  n\d+\["{LABEL}"\]:::(seed|mod|cls|fn)')
 EDGE_LINE = re.compile(r"  n\d+ (-->|-\.->|---)\|(calls|inherits|imports|contains)\| n\d+")
 CLASSDEF_LINE = re.compile(r"  classDef (seed|mod|cls|fn) fill:#[0-9a-f]{6},stroke:#[0-9a-f]{6},color:#111")
+SUBGRAPH_LINE = re.compile(rf'  subgraph n\d+\["{LABEL}"\]')
+END_LINE = re.compile(r"  end")
+CLASS_LINE = re.compile(r"  class n\d+ (seed|mod|cls|fn)")
+LINES = (NODE_LINE, EDGE_LINE, CLASSDEF_LINE, SUBGRAPH_LINE, END_LINE, CLASS_LINE)
 
 HOSTILE = [
     'a"]; click n0 "javascript:alert(1)"',
@@ -37,8 +41,16 @@ HOSTILE = [
 def assert_safe(diagram: str) -> None:
     lines = diagram.split("\n")
     assert lines[0] in ("flowchart LR", "flowchart TD", "flowchart TB", "flowchart RL", "flowchart BT")
+    depth = 0
+    declared: list[str] = []
     for line in lines[1:]:
-        assert NODE_LINE.fullmatch(line) or EDGE_LINE.fullmatch(line) or CLASSDEF_LINE.fullmatch(line), line
+        assert any(p.fullmatch(line) for p in LINES), line
+        depth += 1 if SUBGRAPH_LINE.fullmatch(line) else -1 if END_LINE.fullmatch(line) else 0
+        assert depth >= 0, "end without subgraph"
+        if NODE_LINE.fullmatch(line) or SUBGRAPH_LINE.fullmatch(line):
+            declared.append(line.split()[1 if line.startswith("  subgraph") else 0].split("[")[0])
+    assert depth == 0, "unclosed subgraph"
+    assert len(declared) == len(set(declared)), "a node declared twice"
     for bad in ("<", '>"', "%%", "{", "}", "`", ";", '"]:::fn"', "\r"):
         assert bad not in diagram.replace("-->", "").replace("-.->", "")
 
@@ -126,3 +138,48 @@ def test_node_label() -> None:
     assert node_label(Node("p.py::A.b", "method", "b", "A.b", "p.py", 1, 1)) == "A.b"
     assert node_label(Node("p.py::O.A.b", "method", "b", "O.A.b", "p.py", 1, 1)) == "A.b"
     assert node_label(Node("p.py::f", "function", "f", "f", "p.py", 1, 1)) == "f"
+
+
+def test_containment_is_drawn_as_nesting() -> None:
+    mod = Node("m", "module", "m", "m", "pkg/m.py", 1, 50)
+    cls = Node("m::C", "class", "C", "C", "pkg/m.py", 1, 20)
+    meth = Node("m::C.run", "method", "run", "C.run", "pkg/m.py", 2, 9)
+    fn = Node("m::helper", "function", "helper", "helper", "pkg/m.py", 30, 40)
+    other = Node("o::main", "function", "main", "main", "pkg/o.py", 1, 5)
+    edges = [
+        Edge("m", "m::C", "contains", 1.0),
+        Edge("m::C", "m::C.run", "contains", 1.0),
+        Edge("m", "m::helper", "contains", 1.0),
+        Edge("m::C.run", "m::helper", "calls", 1.0),
+        Edge("m::C.run", "m::C", "calls", 0.9),  # a method building its own class: inside its subgraph
+        Edge("o::main", "m::C", "calls", 1.0),  # an edge into a subgraph is fine
+    ]
+    diagram = render_mermaid([mod, cls, meth, fn, other], edges, highlight=["m::C.run"])
+    assert_safe(diagram)
+    lines = diagram.split("\n")
+    assert lines[1:8] == [
+        '  subgraph n0["pkg/m.py"]',
+        '  subgraph n1["C"]',
+        '  n2["C.run"]:::seed',
+        "  end",
+        "  class n1 cls",
+        '  n3["helper"]:::fn',
+        "  end",
+    ]
+    assert "contains" not in diagram
+    assert "  n2 -->|calls| n3" in lines and "  n4 -->|calls| n1" in lines
+    assert "  n2 -->|calls| n1" not in lines
+
+
+def test_containment_cycles_and_second_parents_stay_flat() -> None:
+    a, b, c = (Node(x, "class", x, x, "a.py", 1, 1) for x in "abc")
+    edges = [
+        Edge("a", "b", "contains", 1.0),
+        Edge("b", "a", "contains", 1.0),  # would make a cycle: not nested, and inside a's box
+        Edge("c", "b", "contains", 1.0),  # b already has a container
+        Edge("a", "a", "contains", 1.0),
+    ]
+    diagram = render_mermaid([a, b, c], edges)
+    assert_safe(diagram)
+    assert diagram.count("subgraph") == 1 and '  subgraph n0["a"]' in diagram
+    assert "  n2 ---|contains| n1" in diagram  # the second container is drawn as an edge
