@@ -105,6 +105,7 @@ def ablations() -> dict[str, dict[str, Any]]:
         out["MMR 0.3 (cos+graph)"] = {"diversity": 0.3}
         out["MMR 0.3 (cos only)"] = {"diversity": 0.3, "diversity_graph_weight": 0.0}
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
+    out["graph names: exact only"] = {"_graph": "exact"}
     for mode in ("max", "decay", "graph"):
         if mode != d.file_aggregation:
             out[f"files={mode}"] = {"file_aggregation": mode}
@@ -292,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
             use = channels
             if change.pop("_lexical", None) == "folded":
                 use = [MemoChannel(FoldedBM25Channel(project.index))] + channels[1:]
+            if change.pop("_graph", None) == "exact":
+                exact = GraphChannel(project.index.graph, project.index, prefix_match=False)
+                use = channels[:2] + [MemoChannel(exact)]
             results[spec][name] = run_config(project, vectors, use, replace(DEFAULTS, **change))
             print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
         latency[spec] = measure_latency(project, embedder, DEFAULTS, args.latency_queries)

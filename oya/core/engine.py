@@ -136,15 +136,20 @@ class GraphChannel:
 
     name = "graph"
 
-    def __init__(self, graph: CodeGraph, corpus: Corpus) -> None:
+    def __init__(self, graph: CodeGraph, corpus: Corpus, *, prefix_match: bool = True) -> None:
         self.graph = graph
         self.corpus = corpus
+        self.prefix_match = prefix_match
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
         if len(self.graph) == 0:
             raise ChannelUnavailable("the index has no code graph")
         matches = self.graph.match_names(
-            plan.lexical_tokens, identifiers=plan.identifiers, paths=plan.paths, k=k
+            plan.lexical_tokens,
+            identifiers=plan.identifiers,
+            paths=plan.paths,
+            k=k,
+            prefix_match=self.prefix_match,
         )
         by_node = self.corpus.chunk_ids_for_nodes([n for n, _ in matches])
         out: list[tuple[str, float]] = []

@@ -35,8 +35,25 @@ class Subgraph:
     truncated: int = 0  # candidates left out by the node cap
 
 
+PREFIX = 5  # letters a name token and a question word must share to meet by prefix
+PREFIX_CREDIT = 0.75  # a prefix meeting counts this much of an exact one
+
+
+def prefix_match_words(a: str, b: str) -> bool:
+    """``expand`` ~ ``expansion``, ``embed`` ~ ``embedding``: a shared prefix of at least
+    ``PREFIX`` letters that covers all but at most two letters of the shorter word."""
+    if a == b or len(a) < PREFIX or len(b) < PREFIX:
+        return False
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= PREFIX and n >= min(len(a), len(b)) - 2
+
+
 class CodeGraph:
-    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_ctx_index", "_node_tokens")
+    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_ctx_index", "_prefix_index", "_node_tokens")
 
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
         self.nodes: dict[str, Node] = {n.id: n for n in nodes}
@@ -47,6 +64,7 @@ class CodeGraph:
             self._adj.setdefault(e.target, []).append((e.source, e))
         self._name_index: dict[str, list[str]] | None = None
         self._ctx_index: dict[str, list[str]] | None = None
+        self._prefix_index: dict[str, list[str]] | None = None
         self._node_tokens: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None
 
     def __len__(self) -> int:
@@ -143,6 +161,7 @@ class CodeGraph:
             table: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
             names: dict[str, list[str]] = {}
             ctx: dict[str, list[str]] = {}
+            prefixes: dict[str, list[str]] = {}
             for node in self.nodes.values():
                 name_toks = frozenset(tokenize(node.name))
                 ctx_toks = frozenset(tokenize(node.qualname + " " + node.path))
@@ -151,9 +170,12 @@ class CodeGraph:
                     names.setdefault(t, []).append(node.id)
                 for t in ctx_toks - name_toks:
                     ctx.setdefault(t, []).append(node.id)
+                for p in {t[:PREFIX] for t in name_toks if len(t) >= PREFIX and t[:PREFIX].isalpha()}:
+                    prefixes.setdefault(p, []).append(node.id)
             self._node_tokens = table
             self._name_index = names
             self._ctx_index = ctx
+            self._prefix_index = prefixes
         return self._node_tokens
 
     def match_names(
@@ -163,8 +185,14 @@ class CodeGraph:
         identifiers: Sequence[str] = (),
         paths: Sequence[str] = (),
         k: int = 50,
+        prefix_match: bool = True,
     ) -> list[tuple[str, float]]:
-        """Nodes whose names or paths match the query, best first, as ``(node_id, score)``."""
+        """Nodes whose names or paths match the query, best first, as ``(node_id, score)``.
+
+        With ``prefix_match`` a name token also counts (for ``PREFIX_CREDIT``) when it shares a
+        long prefix with a question word: questions name the noun ("expansion", "embedding",
+        "connection"), code the verb (``expand``, ``embed``, ``connect``).
+        """
         table = self._tokens()
         names = self._name_index or {}
         q = set(query_tokens)
@@ -179,6 +207,14 @@ class CodeGraph:
             candidates.update(names.get(t, ()))
         for t in exact - q:  # named exactly (+3), yet sharing only context tokens with the question
             candidates.update(n for n in names.get(t, ()) if table[n][1] & q)
+        words: dict[str, list[str]] = {}
+        if prefix_match:
+            for t in q:
+                if len(t) >= PREFIX and t.isalpha():
+                    words.setdefault(t[:PREFIX], []).append(t)
+            prefixes = self._prefix_index or {}
+            for p in words:
+                candidates.update(prefixes.get(p, ()))
         if wanted_paths:
             ctx = self._ctx_index or {}
             for t in q:
@@ -189,7 +225,14 @@ class CodeGraph:
             name_toks, ctx_toks = table[node_id]
             if not name_toks:
                 continue
-            name_cover = len(name_toks & q) / len(name_toks)
+            hits: float = len(name_toks & q)
+            if words:
+                hits += PREFIX_CREDIT * sum(
+                    1
+                    for n in name_toks - q
+                    if any(prefix_match_words(n, w) for w in words.get(n[:PREFIX], ()))
+                )
+            name_cover = hits / len(name_toks)
             ctx_cover = len(ctx_toks & q) / max(len(ctx_toks), 1)
             score = 2.0 * name_cover + 0.5 * ctx_cover
             if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:

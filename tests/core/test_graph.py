@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oya.core.graph import CodeGraph
+from oya.core.graph import PREFIX_CREDIT, CodeGraph, prefix_match_words
 from oya.core.records import EDGE_KINDS, Edge, Node
 
 
@@ -262,9 +262,11 @@ def _match_names_by_scanning(
     out = []
     for node_id, node in g.nodes.items():
         name_toks, ctx_toks = table[node_id]
-        if not name_toks or not (name_toks | ctx_toks) & q:
+        near = [n for n in name_toks - q if any(w.isalpha() and prefix_match_words(n, w) for w in q)]
+        if not name_toks or not ((name_toks | ctx_toks) & q or near):
             continue
-        score = 2.0 * len(name_toks & q) / len(name_toks) + 0.5 * len(ctx_toks & q) / max(len(ctx_toks), 1)
+        hits = len(name_toks & q) + PREFIX_CREDIT * len(near)
+        score = 2.0 * hits / len(name_toks) + 0.5 * len(ctx_toks & q) / max(len(ctx_toks), 1)
         if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:
             score += 3.0
         if any(node.path.endswith(p) or p.endswith(node.path) for p in wanted):
@@ -276,6 +278,7 @@ def _match_names_by_scanning(
 
 
 _WORDS = ["get", "parse", "quantity", "store", "item", "reserve", "stock", "inventory", "utils", "error"]
+_WORDS += ["expand", "expansion", "reservation", "storage", "parser", "parse2", "reserve3d"]
 _names = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map("_".join)
 
 
@@ -308,3 +311,29 @@ def test_an_exact_name_sharing_only_context_tokens_is_still_matched() -> None:
     got = g.match_names(["inventory"], identifiers=["InventoryService.reserve"])
     assert got == _match_names_by_scanning(g, ["inventory"], ["InventoryService.reserve"], [])
     assert [n for n, _ in got] == ["r"]
+
+
+def test_prefix_match_words() -> None:
+    for a, b in (
+        ("expand", "expansion"),
+        ("embed", "embedding"),
+        ("connect", "connection"),
+        ("reserve", "reservation"),
+    ):
+        assert prefix_match_words(a, b) and prefix_match_words(b, a), (a, b)
+    for a, b in (
+        ("index", "indent"),
+        ("graph", "graph"),
+        ("parse", "pars"),
+        ("decide", "decision"),
+        ("storage", "store"),
+    ):
+        assert not prefix_match_words(a, b), (a, b)
+
+
+def test_a_question_noun_meets_the_verb_a_function_is_named_with() -> None:
+    expand = Node("g::expand", "method", "expand", "CodeGraph.expand", "graph.py", 1, 9)
+    other = Node("g::neighbors", "method", "neighbors", "CodeGraph.neighbors", "graph.py", 10, 12)
+    g = CodeGraph([expand, other], [])
+    assert [n for n, _ in g.match_names(["graph", "expansion", "decide"])] == ["g::expand"]
+    assert g.match_names(["graph", "expansion", "decide"], prefix_match=False) == []
