@@ -43,7 +43,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,6 +54,7 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from corpus import fetch_project  # noqa: E402
 
+from oya.serve import make_server  # noqa: E402
 from oya.site.browser import CHROMIUM, OFFLINE_CHROMIUM_ARGS  # noqa: E402
 
 WORK = BENCH_DIR / ".cache" / "site_bench"
@@ -186,23 +186,9 @@ def large_questions(site: Path, n: int, seed: int) -> list[str]:
 
 
 # -- browser ----------------------------------------------------------------------------------------
-class _Handler(SimpleHTTPRequestHandler):
-    extensions_map = {
-        **SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".wasm": "application/wasm",
-        ".json": "application/json",
-        ".whl": "application/zip",
-    }
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @contextmanager
 def serve(root: Path) -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
+    httpd = make_server(root, port=0)  # what `oya serve` runs
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

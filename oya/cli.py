@@ -234,15 +234,7 @@ def ask(
         return _stream_answer(answerer, question, result)
     if as_json:
         payload = result.to_dict()
-        payload["answer"] = {
-            "text": answer.text,
-            "method": answer.method,
-            "note": answer.note,
-            "citations": [
-                {"path": c.path, "start_line": c.start_line, "end_line": c.end_line, "url": c.url}
-                for c in answer.citations
-            ],
-        }
+        payload["answer"] = answer.to_dict()
         click.echo(json.dumps(payload, indent=2))
         return
     print_answer(result, answer)

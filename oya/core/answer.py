@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from oya.core.results import Citation, RetrievalResult
 
@@ -26,6 +26,25 @@ class Answer:
     citations: tuple[Citation, ...]
     method: str  # "extractive" or the answerer's name
     note: str = ""  # e.g. why a model answer fell back to the extractive one
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form the CLI (``--json``) and the browser's Ask panel both print."""
+        return {
+            "text": self.text,
+            "method": self.method,
+            "note": self.note,
+            "citations": [
+                {
+                    "n": i,
+                    "path": c.path,
+                    "title": c.title,
+                    "start_line": c.start_line,
+                    "end_line": c.end_line,
+                    "url": c.url,
+                }
+                for i, c in enumerate(self.citations, 1)
+            ],
+        }
 
 
 class Answerer(Protocol):

@@ -33,7 +33,7 @@ import json
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from oya.core.answer import extractive_answer
@@ -282,22 +282,7 @@ class Bundle:
         result = self.retrieve(question, vector, ranked=ranked, semantic_reason=semantic_reason, **options)
         answer = extractive_answer(result)
         out = result.to_dict()
-        out["answer"] = {
-            "text": answer.text,
-            "method": answer.method,
-            "note": answer.note,
-            "citations": [
-                {
-                    "n": i,
-                    "path": c.path,
-                    "title": c.title,
-                    "start_line": c.start_line,
-                    "end_line": c.end_line,
-                    "url": c.url,
-                }
-                for i, c in enumerate(answer.citations, 1)
-            ],
-        }
+        out["answer"] = answer.to_dict()
         return out
 
     def vector_layout(self) -> dict[str, Any]:
@@ -334,6 +319,11 @@ def _column(table: Mapping[str, Any], name: str, n: int | None) -> list[Any]:
     return col
 
 
+def _rows(table: Mapping[str, Any], names: Sequence[str], n: int) -> Iterator[tuple[Any, ...]]:
+    """The named columns of ``table`` (each ``n`` long), zipped into rows."""
+    return zip(*(_column(table, name, n) for name in names), strict=True)
+
+
 def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bundle:
     """A :class:`Bundle` from the bytes of ``index.json`` and ``vectors.bin`` (None: no vectors)."""
     doc = json.loads(index_json)
@@ -349,31 +339,28 @@ def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bund
     n_nodes = len(node_ids)
     nodes = [
         Node(nid, kind, name, qual, paths[p], start, end, sig, docstr, float(cent))
-        for nid, kind, name, qual, p, start, end, sig, docstr, cent in zip(
-            node_ids,
-            _column(nt, "kind", n_nodes),
-            _column(nt, "name", n_nodes),
-            _column(nt, "qualname", n_nodes),
-            _column(nt, "path", n_nodes),
-            _column(nt, "start_line", n_nodes),
-            _column(nt, "end_line", n_nodes),
-            _column(nt, "signature", n_nodes),
-            _column(nt, "docstring", n_nodes),
-            _column(nt, "centrality", n_nodes),
-            strict=True,
+        for nid, kind, name, qual, p, start, end, sig, docstr, cent in _rows(
+            nt,
+            (
+                "id",
+                "kind",
+                "name",
+                "qualname",
+                "path",
+                "start_line",
+                "end_line",
+                "signature",
+                "docstring",
+                "centrality",
+            ),
+            n_nodes,
         )
     ]
     et = doc["edges"]
     n_edges = len(_column(et, "source", None))
     edges = [
         Edge(node_ids[s], node_ids[t], kind, float(conf))
-        for s, t, kind, conf in zip(
-            _column(et, "source", n_edges),
-            _column(et, "target", n_edges),
-            _column(et, "kind", n_edges),
-            _column(et, "confidence", n_edges),
-            strict=True,
-        )
+        for s, t, kind, conf in _rows(et, ("source", "target", "kind", "confidence"), n_edges)
     ]
 
     ct = doc["chunks"]
@@ -383,18 +370,21 @@ def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bund
         Chunk(
             cid, paths[p], kind, title, start, end, text, chash, ntok, node_ids[node] if node >= 0 else None
         )
-        for cid, p, kind, title, start, end, text, chash, ntok, node in zip(
-            ids,
-            _column(ct, "path", n),
-            _column(ct, "kind", n),
-            _column(ct, "title", n),
-            _column(ct, "start_line", n),
-            _column(ct, "end_line", n),
-            _column(ct, "text", n),
-            _column(ct, "content_hash", n),
-            _column(ct, "n_tokens", n),
-            _column(ct, "node", n),
-            strict=True,
+        for cid, p, kind, title, start, end, text, chash, ntok, node in _rows(
+            ct,
+            (
+                "id",
+                "path",
+                "kind",
+                "title",
+                "start_line",
+                "end_line",
+                "text",
+                "content_hash",
+                "n_tokens",
+                "node",
+            ),
+            n,
         )
     ]
 

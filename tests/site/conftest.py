@@ -14,13 +14,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
+from oya.serve import SiteRequestHandler
 from oya.site.browser import CHROMIUM as CHROMIUM_BINARY
 from oya.site.browser import OFFLINE_CHROMIUM_ARGS
 from oya.site.core_wheel import build_core_wheel
@@ -100,16 +101,7 @@ def runtime_site(tmp_path_factory: pytest.TempPathFactory) -> SiteFolder:
     return SiteFolder(root=root, wheel_name=wheel.name, sizes=sizes, prepare_seconds=prepare)
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    extensions_map = {
-        **SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".wasm": "application/wasm",
-        ".json": "application/json",
-        ".whl": "application/zip",
-    }
-
+class _Handler(SiteRequestHandler):  # `oya serve`'s MIME types and quiet log
     def __init__(self, *args: Any, missing: list[str], **kwargs: Any) -> None:
         self._missing = missing
         super().__init__(*args, **kwargs)
@@ -118,9 +110,6 @@ class _Handler(SimpleHTTPRequestHandler):
         if code == 404:
             self._missing.append(self.path)
         super().send_error(code, message, explain)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 @dataclass

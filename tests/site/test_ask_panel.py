@@ -16,12 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from oya.serve import SiteRequestHandler
 
 pytestmark = pytest.mark.slow
 
@@ -46,16 +48,7 @@ GOLDEN_QUESTIONS = [
 
 
 # -- server (the site fixture, ask_site, is in conftest.py) ------------------------------------
-class _Handler(SimpleHTTPRequestHandler):
-    extensions_map = {
-        **SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".wasm": "application/wasm",
-        ".json": "application/json",
-        ".whl": "application/zip",
-    }
-
+class _Handler(SiteRequestHandler):  # `oya serve`'s MIME types and quiet log
     def __init__(self, *args: Any, log: Server, **kwargs: Any) -> None:
         self._log = log
         super().__init__(*args, **kwargs)
@@ -68,9 +61,6 @@ class _Handler(SimpleHTTPRequestHandler):
         if code == 404:
             self._log.missing.append(self.path)
         super().send_error(code, message, explain)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 @dataclass
