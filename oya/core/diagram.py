@@ -116,7 +116,7 @@ def render_mermaid(
     lines.append("  classDef cls fill:#dcfce7,stroke:#15803d,color:#111")
     lines.append("  classDef fn fill:#f3f4f6,stroke:#6b7280,color:#111")
     out = "\n".join(lines)
-    while len(out) > max_chars and len(chosen) > 1:
+    if len(out) > max_chars and len(chosen) > 1:  # drop a quarter of the nodes and retry
         return render_mermaid(
             chosen[: max(1, len(chosen) * 3 // 4)],
             edges,
