@@ -106,6 +106,10 @@ def print_build_summary(summary: dict[str, Any]) -> None:
         if len(skipped) > 200:
             s.add_row(f"... and {len(skipped) - 200} more", "", "")
         out_console.print(s)
+    redactions = summary.get("metadata", {}).get("source_files", {}).get("redactions") or {}
+    if redactions:
+        rules = ", ".join(f"{rule} {n}" for rule, n in redactions.items())
+        out_console.print(f"secrets redacted: {sum(redactions.values())} ({rules})")
     for check in summary.get("checks", []):
         mark = "[green]passed[/green]" if check["passed"] else "[red]FAILED[/red]"
         out_console.print(f"check {check['name']}: {mark}")

@@ -15,7 +15,7 @@ SKIP_REASONS = (
     "ignored",  # matched .gitignore or a built-in ignore rule (.git, node_modules, ...)
     "binary",  # NUL bytes or a known binary extension
     "too-large",  # over the size limit
-    "secret",  # secret-looking name (.env, *.pem, id_rsa) or content (keys, tokens)
+    "secret",  # secret-looking name (.env, *.pem, id_rsa) or mostly secrets by content
     "not-utf8",  # cannot be decoded as UTF-8
     "empty",  # zero bytes or only whitespace
     "symlink",  # a symlink (never followed: loops and escapes are impossible)
@@ -34,7 +34,8 @@ class SourceFile:
     size: int
     sha256: str
     n_lines: int
-    text: str
+    text: str  # secret values already replaced by markers (oya.redact)
+    redactions: tuple[tuple[str, int], ...] = ()  # (rule, values replaced), by rule name
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,14 @@ class SkippedFile:
 class ScanResult:
     files: tuple[SourceFile, ...]
     skipped: tuple[SkippedFile, ...]
+
+    def redaction_counts(self) -> dict[str, int]:
+        """Secret values replaced across all files, by rule."""
+        counts: dict[str, int] = {}
+        for f in self.files:
+            for rule, n in f.redactions:
+                counts[rule] = counts.get(rule, 0) + n
+        return dict(sorted(counts.items()))
 
     def skip_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -12,16 +12,20 @@ Theory of operation:
   are reported once, as the directory, and never descended into.
 * Safety. Symlinks are never followed (so loops and escapes cannot happen); only regular
   files are opened; the size is checked from ``stat`` before any byte is read, so a huge
-  file costs one system call. Secret-looking files are skipped by name before reading and
-  by content after decoding; a skip's detail names the rule, never the secret.
-* Reading. Each accepted file is read once: the raw bytes give the sha256 and size, the
-  strict UTF-8 decode (BOM stripped) gives the text, newlines are normalised to ``\\n``.
+  file costs one system call. Secret-looking files (.env, keys, credentials) are skipped by
+  name before reading. In every other file each secret value is replaced by a marker
+  (``oya.redact``) right after decoding, so nothing downstream (hash, graph, chunks,
+  index, pages) ever sees it; a file that is mostly secrets is skipped whole. A skip's
+  detail names the rule, never the secret.
+* Reading. Each accepted file is read once: the raw bytes give the size and the sha256
+  (of the redacted text when something was redacted), the strict UTF-8 decode (BOM
+  stripped) gives the text, newlines are normalised to ``\\n``.
 * Determinism. Files and skips are sorted by repository-relative POSIX path, and each
   path appears at most once.
 
 The first rule that applies decides a file's reason, in this order: ignored, symlink,
 too-deep (directories), secret (name), binary (extension), too-large, unreadable,
-binary (NUL byte), not-utf8, empty, unsupported, secret (content).
+binary (NUL byte), not-utf8, empty, unsupported, secret (mostly secrets).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import pathspec
 
 from oya.errors import RepositoryError
 from oya.models import ScanResult, SkippedFile, SourceFile
+from oya.redact import redact
 
 __all__ = ["scan_repository", "detect_language"]
 
@@ -124,90 +129,29 @@ _SECRET_NAME_GLOBS = (
 _SECRET_NAME_RE = re.compile("|".join(fnmatch.translate(g) for g in _SECRET_NAME_GLOBS))
 
 
-# --- secrets by content -----------------------------------------------------------------
+# --- secrets by content ---------------------------------------------------------------
 
-# Python's regex engine scans fast only for a pattern that starts with a literal, so each
-# rule is its own literal-prefixed pattern (about 1 GB/s each) rather than one alternation
-# (about 5 MB/s); word boundaries are checked on the few hits instead of by lookbehind.
-_TOKEN_RULES = tuple(
-    (name, re.compile(rx))
-    for name, rx in (
-        ("private_key_block", r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
-        ("aws_access_key_id", r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])"),
-        ("github_token", r"gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-        ("github_token", r"github_pat_[A-Za-z0-9_]{22,}"),
-        ("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,}"),
-        ("stripe_live_key", r"sk_live_[A-Za-z0-9]{16,}"),
-        ("stripe_live_key", r"rk_live_[A-Za-z0-9]{16,}"),
-        ("openai_key", r"sk-[A-Za-z0-9_-]{32,}"),
-        ("google_api_key", r"AIza[A-Za-z0-9_-]{35}"),
-        ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    )
-)
-# "password = '...'", "api_key: \"...\"", "{'token': '...'}", "SECRET := `...`" (quoted only):
-# find a long quoted literal after an assignment, then look at the name just before it.
-_ASSIGNED_LITERAL_RE = re.compile(
-    r"""[:=][=>]?[ \t]*[rbuRBU]?(?P<q>['"])(?P<value>[A-Za-z0-9+/=_-]{16,})(?P=q)"""
-)
-_SECRET_NAME_RE_BEFORE = re.compile(
-    # the keyword must end a word part: "api_key", "dbPassword", "SECRET_KEY", not "tokenizer"
-    r"""(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)(?-i:(?![a-z]))"""
-    r"""\w*['"]?[ \t]*\Z""",
-    re.IGNORECASE,
-)
-_PLACEHOLDER_WORDS = ("xxxx", "changeme", "change_me", "your", "example", "placeholder", "dummy", "redacted")
-# Names, not secrets: "token_type_v2", "DJANGO_SECRET_KEY", "LlamaTokenizerFast".
-_IDENTIFIER_RE = re.compile(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+")
-_DIGIT_RE = re.compile(r"[0-9]")
-_SHORT_HEX_RE = re.compile(r"[0-9a-fA-F]{16,31}")  # ids and short hashes, not keys
+# A file whose non-blank lines hold secrets at least this often is a credentials file: it is
+# skipped whole (its few other lines would only say where the secrets were).
+_MOSTLY_SECRET = 0.5
+_MOSTLY_SECRET_MIN_LINES = 3
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _looks_like_placeholder(value: str) -> bool:
-    """True for literals that are names, ids or placeholders rather than credentials.
-
-    Real keys mix letters and digits; a random 16-character base64 string has no digit
-    only ~7% of the time, which is the price of not flagging every CamelCase class name.
-    """
-    low = value.lower()
-    return (
-        len(set(low)) < 5
-        or _DIGIT_RE.search(value) is None
-        or value.isdigit()
-        or any(word in low for word in _PLACEHOLDER_WORDS)
-        or _IDENTIFIER_RE.fullmatch(value) is not None
-        or _SHORT_HEX_RE.fullmatch(value) is not None
-    )
-
-
-def find_secret(text: str) -> str | None:
-    """Return a detail naming the first secret rule ``text`` triggers, or None."""
-    for rule, rx in _TOKEN_RULES:
-        for m in rx.finditer(text):
-            start = m.start()
-            if start and _is_word_char(text[start - 1]) and rule != "private_key_block":
-                continue
-            low = m.group().lower()
-            if "example" in low or "xxxxxxxx" in low:
-                continue
-            return _secret_detail(text, rule, start)
-    for m in _ASSIGNED_LITERAL_RE.finditer(text):
-        start = m.start()
-        window = max(0, start - 120)
-        newline = text.rfind("\n", window, start)
-        line_start = newline + 1 if newline >= 0 else window
-        if _SECRET_NAME_RE_BEFORE.search(text, line_start, start) is None:
-            continue
-        if not _looks_like_placeholder(m.group("value")):
-            return _secret_detail(text, "secret_assignment", start)
-    return None
-
-
-def _secret_detail(text: str, rule: str, start: int) -> str:
-    return f"content matches {rule} on line {text.count(chr(10), 0, start) + 1}"
+def _redacted(rel: str, raw: bytes, text: str, language: str) -> SourceFile | SkippedFile:
+    """The file with every secret value replaced (oya.redact), or a skip if it is mostly secrets."""
+    red = redact(text, language)
+    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not red.counts:
+        digest = hashlib.sha256(raw).hexdigest()
+        return SourceFile(rel, language, len(raw), digest, n_lines, text)
+    rules = ", ".join(red.counts)
+    non_blank = sum(1 for line in text.split("\n") if line.strip())
+    if red.lines >= _MOSTLY_SECRET_MIN_LINES and red.lines >= _MOSTLY_SECRET * non_blank:
+        return SkippedFile(rel, "secret", f"{red.lines} of {non_blank} lines hold secrets ({rules})")
+    # The hash is of the redacted text: a hash of the original would let anyone test guesses
+    # of a short password against it.
+    digest = hashlib.sha256(red.text.encode()).hexdigest()
+    return SourceFile(rel, language, len(raw), digest, n_lines, red.text, tuple(red.counts.items()))
 
 
 # --- binary and language ----------------------------------------------------------------
@@ -327,20 +271,9 @@ def _read_file(abs_path: str, rel: str, size: int, max_file_bytes: int) -> Sourc
     language = detect_language(rel)
     if language is None:
         return SkippedFile(rel, "unsupported", f"no indexed language for .{ext}" if ext else "no extension")
-    secret = find_secret(text)
-    if secret is not None:
-        return SkippedFile(rel, "secret", secret)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return SourceFile(
-        path=rel,
-        language=language,
-        size=len(raw),
-        sha256=hashlib.sha256(raw).hexdigest(),
-        n_lines=n_lines,
-        text=text,
-    )
+    return _redacted(rel, raw, text, language)
 
 
 def _safe_rel(rel: str) -> str | None:

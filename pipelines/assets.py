@@ -39,6 +39,7 @@ def source_files(
             "lines": sum(f.n_lines for f in result.files),
             "skipped": len(result.skipped),
             "skipped_by_reason": MetadataValue.json(skips),
+            "redactions": MetadataValue.json(result.redaction_counts()),
             "languages": MetadataValue.json(dict(sorted(languages.items()))),
             "seconds": _seconds(t0),
         },

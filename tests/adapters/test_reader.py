@@ -34,7 +34,6 @@ BAD_REPO_SKIPS = {
     DEEP_PRUNED: "too-deep",
     ".env": "secret",
     "id_rsa": "secret",
-    "settings.py": "secret",
     "ignored_dir": "ignored",
     "node_modules": "ignored",
     "notes.weird": "unsupported",
@@ -46,6 +45,7 @@ BAD_REPO_FILES = {
     "pkg/broken.py": "python",
     "pkg/geometry.py": "python",
     "pkg/shapes.py": "python",
+    "settings.py": "python",  # its two tokens are redacted, the rest is indexed
 }
 
 has_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -131,10 +131,13 @@ def test_good_files_have_hash_size_lines_and_text(bad_repo: Path) -> None:
     files, _ = _by_path(scan_repository(bad_repo))
     for path, f in files.items():
         raw = (bad_repo / path).read_bytes()
-        assert f.sha256 == hashlib.sha256(raw).hexdigest()
         assert f.size == len(raw)
-        assert f.text == raw.decode("utf-8")
         assert f.n_lines == len(raw.decode("utf-8").splitlines())
+        if f.redactions:  # the hash is of what was indexed, never of the secret
+            assert f.sha256 == hashlib.sha256(f.text.encode()).hexdigest() != hashlib.sha256(raw).hexdigest()
+        else:
+            assert f.sha256 == hashlib.sha256(raw).hexdigest()
+            assert f.text == raw.decode("utf-8")
     assert "def before_error(x):" in files["pkg/broken.py"].text
     assert "def after_error(y):" in files["pkg/broken.py"].text
 
@@ -143,8 +146,10 @@ def test_no_secret_reaches_a_source_file_or_a_skip_detail(bad_repo: Path, secret
     result = scan_repository(bad_repo)
     assert not [f.path for f in result.files if secret_marker in f.text]
     assert not [s.path for s in result.skipped if secret_marker in s.detail]
-    _, skipped = _by_path(result)
-    assert skipped["settings.py"].detail == "content matches aws_access_key_id on line 4"
+    files, skipped = _by_path(result)
+    assert files["settings.py"].redactions == (("aws_access_key_id", 1), ("github_token", 1))
+    assert 'AWS_ACCESS_KEY_ID = "«redacted:aws_access_key_id»"' in files["settings.py"].text.split("\n")[3]
+    assert result.redaction_counts() == {"aws_access_key_id": 1, "github_token": 1}
     assert skipped["id_rsa"].detail == "file name looks like a secret"
 
 
@@ -387,11 +392,11 @@ def test_names_that_are_not_secrets(tmp_path: Path, name: str) -> None:
 
 MARK = "OYASECRETMARKER"
 SECRET_CONTENT = {
-    "private_key_block": "-----BEGIN RSA PRIVATE" + " KEY-----\nMIIE" + MARK + "\n",
+    "private_key": "-----BEGIN RSA PRIVATE" + " KEY-----\nMIIE" + MARK + "\n",
     "aws_access_key_id": "key = " + "AS" + "IA" + MARK + "Q\n",
     "github_token": "t = '" + "gh" + "s_" + MARK + "abcdefghij0123456789Z'\n",
     "slack_token": "hook = '" + "xo" + "xb-1234567890-" + MARK + "'\n",
-    "stripe_live_key": "k = '" + "rk" + "_live_" + MARK + "0123'\n",
+    "stripe_key": "k = '" + "rk" + "_live_" + MARK + "0123'\n",
     "openai_key": "client = Client('" + "sk" + "-proj-" + MARK + "0123456789abcdefghij')\n",
     "google_api_key": "maps = '" + "AI" + "za" + MARK + "0123456789abcdefghij'\n",
     "jwt": "auth = 'Bearer " + "ey" + "JhbGciOiJIUzI1NiJ9.ey" + "JzdWIiOiIxMjM0NTY3ODkwIn0." + MARK + "'\n",
@@ -400,9 +405,18 @@ SECRET_CONTENT = {
 
 
 @pytest.mark.parametrize("rule", sorted(SECRET_CONTENT))
-def test_secret_content_rules(tmp_path: Path, rule: str) -> None:
+def test_secret_content_is_redacted_in_place(tmp_path: Path, rule: str) -> None:
     item = _scan_one(tmp_path, "config.py", "import os\n\n" + SECRET_CONTENT[rule])
-    assert item == SkippedFile("config.py", "secret", f"content matches {rule} on line 3")
+    assert isinstance(item, SourceFile) and MARK not in item.text
+    assert item.redactions == ((rule, 1),)
+    assert item.text.startswith("import os\n\n") and f"«redacted:{rule}»" in item.text
+    assert item.n_lines == item.text.count("\n") == 3 + (rule == "private_key")
+
+
+def test_a_file_that_is_mostly_secrets_is_skipped(tmp_path: Path) -> None:
+    text = "".join(f"svc{i}_password: {MARK}{i}x\n" for i in range(3)) + "host: db\n"
+    item = _scan_one(tmp_path, "creds.yaml", text)
+    assert item == SkippedFile("creds.yaml", "secret", "3 of 4 lines hold secrets (secret_assignment)")
 
 
 @pytest.mark.parametrize(
@@ -424,7 +438,8 @@ def test_secret_content_rules(tmp_path: Path, rule: str) -> None:
     ],
 )
 def test_things_that_are_not_secrets(tmp_path: Path, line: str) -> None:
-    assert isinstance(_scan_one(tmp_path, "config.py", line + "\n"), SourceFile)
+    item = _scan_one(tmp_path, "config.py", line + "\n")
+    assert isinstance(item, SourceFile) and item.redactions == () and item.text == line + "\n"
 
 
 @pytest.mark.parametrize(
@@ -513,3 +528,22 @@ def test_a_folder_ignored_by_the_enclosing_repository_is_walked(tmp_path: Path) 
     (proj / "debug.log").write_text("noise\n")
     result = scan_repository(proj)
     assert [f.path for f in result.files] == ["pkg/mod.py"]
+
+
+# The five forms issue 11 found reaching the index, the bundle and the pages (each was indexed
+# whole before redaction existed): the canary must not reach the SourceFile, and the file stays.
+ISSUE_11_FORMS = {
+    "config.yaml": "db:\n  password: " + MARK + "x9\n  api_key: " + MARK + "k7\n  host: db\n",
+    "setup.cfg": "[db]\nhost = db\npassword = " + MARK + "x9\n",
+    "app.py": 'import os\n\nos.environ.setdefault("API_KEY", "' + MARK + 'x9")\n',
+    "client.py": 'HEADERS = {"Authorization": "Bearer ' + MARK + 'x9"}\n',
+    "db.py": 'DSN = "postgres://app:' + MARK + 'x9@db.internal:5432/app"\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_11_FORMS))
+def test_issue_11_forms_are_redacted(tmp_path: Path, name: str) -> None:
+    item = _scan_one(tmp_path, name, ISSUE_11_FORMS[name])
+    assert isinstance(item, SourceFile) and item.redactions
+    assert MARK not in item.text and "«redacted:" in item.text
+    assert item.n_lines == ISSUE_11_FORMS[name].count("\n")

@@ -1,0 +1,121 @@
+"""Secrets in every form the redaction corpus knows, seeded into a repository, built into an
+index and a site (hashing embedder): no canary may reach index.duckdb, the bundle or any page.
+
+The canaries are greped case-insensitively in the raw bytes of every output file and queried
+from every text column of the index (DuckDB may compress a string so that a byte grep alone
+could miss it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from secret_corpus import POSITIVES, TOKENS, WORD_CANARY
+
+from oya.build import run_build
+from oya.site.build import render_wiki_pages, write_wiki_site
+
+CANARIES = ("oyacanary", WORD_CANARY.lower(), "y2fuyxj5onmzy3izda")  # the last is the base64 canary
+
+# one file per language, so each form sits in the syntax it belongs to
+FILE_FOR = {
+    "yaml": "deploy/config.yaml",
+    "ini": "setup.cfg",
+    "toml": "deploy/settings.toml",
+    "json": "deploy/registry.json",
+    "shell": "scripts/deploy.sh",
+    None: "deploy/env.txt",
+    "dockerfile": "Dockerfile",
+    "python": "app/settings.py",
+    "javascript": "web/app.js",
+    "typescript": "web/config.ts",
+    "go": "cmd/main.go",
+    "ruby": "config/app.rb",
+    "makefile": "Makefile",
+    "markdown": "docs/setup.md",
+}
+
+
+def _seed(root: Path) -> Path:
+    texts: dict[str, list[str]] = {}
+    for i, (_form, language, text, _rule) in enumerate(POSITIVES):
+        # ordinary lines around each secret: the file is redacted, not skipped as mostly secrets
+        padding = "".join(f"plain_words_{i}_{j}\n" for j in range(4))
+        texts.setdefault(FILE_FOR[language], []).append(padding + text + padding)
+    tokens = "".join(
+        f"TOKEN_{i} = '{token}'\nplain_{i} = 1\nplainer_{i} = 2\n" for i, (_, token) in enumerate(TOKENS)
+    )
+    texts.setdefault("app/tokens.py", []).append(tokens)
+    for rel, parts in texts.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(parts), encoding="utf-8")
+    (root / "README.md").write_text("# Seeded\n\nA repository full of secrets.\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, Path]:
+    tmp = tmp_path_factory.mktemp("secrets")
+    repo = _seed(tmp / "repo")
+    out, site = tmp / "index", tmp / "site"
+    summary = run_build(repo, out, embedder="hashing", cache_dir=tmp / "cache")
+    write_wiki_site(render_wiki_pages(out), out, site, with_runtime=False, with_bundle=True)
+    return out, summary, site
+
+
+def _leaks(path: Path) -> list[str]:
+    data = path.read_bytes().lower()
+    return [c for c in CANARIES if c.encode() in data]
+
+
+def test_the_seeded_files_are_indexed_with_their_secrets_redacted(built: tuple[Path, dict, Path]) -> None:
+    _, summary, _ = built
+    assert not [s for s in summary["skipped"] if s["reason"] == "secret"]
+    redactions = summary["metadata"]["source_files"]["redactions"]
+    assert sum(redactions.values()) >= len(POSITIVES) + len(TOKENS)
+    expected_rules = {rule for *_, rule in POSITIVES} | {rule for rule, _ in TOKENS}
+    assert expected_rules <= set(redactions)
+    assert all(c["passed"] for c in summary["checks"])  # chunks_hold_no_secrets among them
+
+
+def test_no_canary_in_any_index_file(built: tuple[Path, dict, Path]) -> None:
+    out, _, _ = built
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert out / "index.duckdb" in files
+    assert {str(p): _leaks(p) for p in files if _leaks(p)} == {}
+
+
+def test_no_canary_in_any_text_column_of_the_index(built: tuple[Path, dict, Path]) -> None:
+    out, _, _ = built
+    con = duckdb.connect(str(out / "index.duckdb"), read_only=True)
+    try:
+        columns = con.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns"
+            " WHERE data_type = 'VARCHAR'"
+        ).fetchall()
+        assert len(columns) > 10
+        assert any(schema.startswith("fts_") for schema, _, _ in columns)  # the full-text terms too
+        for schema, table, column in columns:
+            for canary in CANARIES:
+                sql = f'SELECT count(*) FROM "{schema}"."{table}" WHERE lower("{column}") LIKE ?'
+                row = con.execute(sql, [f"%{canary}%"]).fetchone()
+                assert row is not None and row[0] == 0, (table, column, canary)
+        (marked,) = con.execute("SELECT count(*) FROM files WHERE text LIKE '%«redacted:%'").fetchone() or (
+            0,
+        )
+        assert marked == len(FILE_FOR) + 1
+    finally:
+        con.close()
+
+
+def test_no_canary_in_the_site_bundle_or_pages(built: tuple[Path, dict, Path]) -> None:
+    _, _, site = built
+    files = [p for p in site.rglob("*") if p.is_file()]
+    pages = [p for p in files if p.suffix == ".html"]
+    assert (site / "bundle" / "index.json").is_file() and len(pages) >= len(FILE_FOR)
+    assert {str(p): _leaks(p) for p in files if _leaks(p)} == {}
+    page = (site / "files" / "app" / "settings.py.html").read_text(encoding="utf-8")
+    assert "redacted:secret_assignment" in page and "redacted:url_credentials" in page
