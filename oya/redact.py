@@ -32,6 +32,7 @@ Theory of operation:
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -76,8 +77,10 @@ _TOKEN_RULES = tuple(
         ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}", True),
         ("slack_token", r"xox[abposr]-[A-Za-z0-9-]{10,}", True),
         ("slack_webhook", r"hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}", False),
-        ("stripe_key", r"[sr]k_live_[A-Za-z0-9]{16,}", True),
-        ("stripe_key", r"[sr]k_test_[A-Za-z0-9]{16,}", True),
+        ("stripe_key", r"sk_live_[A-Za-z0-9]{16,}", True),
+        ("stripe_key", r"rk_live_[A-Za-z0-9]{16,}", True),
+        ("stripe_key", r"sk_test_[A-Za-z0-9]{16,}", True),
+        ("stripe_key", r"rk_test_[A-Za-z0-9]{16,}", True),
         ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{32,}", True),
         ("openai_key", r"sk-[A-Za-z0-9_-]{32,}", True),
         ("google_api_key", r"AIza[A-Za-z0-9_-]{35}", True),
@@ -91,11 +94,7 @@ _TOKEN_RULES = tuple(
         ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", True),
     )
 )
-_PRIVATE_KEY_RE = re.compile(
-    r"-----BEGIN[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----(?P<body>.{0,20000}?)"
-    r"(?:-----END[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    re.DOTALL,
-)
+_PRIVATE_KEY_RE = re.compile(r"-----BEGIN[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----")
 _MARKER_ONLY_RE = re.compile(r"(?:\s|«redacted:\w+»|\\n)*")
 _TOKEN_PLACEHOLDERS = ("example", "xxxxxxxx", "00000000")
 
@@ -104,12 +103,42 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+_MAX_KEY_CHARS = 20_000  # a 16k-bit RSA key is about 12k characters of base64
+# base64 (maybe quoted, maybe with "\n" escapes) or an armour header ("Proc-Type: 4,ENCRYPTED")
+_ARMOUR_LINE_RE = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=,\"'\\-]|: )*[ \t]*")
+
+
+def _armour_end(text: str, start: int) -> int:
+    """Where the base64 lines after a key header stop (a header quoted in prose has none)."""
+    pos = text.find("\n", start)
+    if _ARMOUR_LINE_RE.fullmatch(text, start, len(text) if pos < 0 else pos) is None:
+        return start  # the header's own line goes on with prose
+    while pos >= 0 and pos - start < _MAX_KEY_CHARS:
+        nxt = text.find("\n", pos + 1)
+        line_end = len(text) if nxt < 0 else nxt
+        if not text[pos + 1 : line_end].strip() or _ARMOUR_LINE_RE.fullmatch(text, pos + 1, line_end) is None:
+            return pos
+        pos = nxt
+    return len(text) if pos < 0 else pos
+
+
 def _token_findings(text: str) -> list[Finding]:
     out: list[Finding] = []
+    body_end = 0
+    ends: list[int] | None = None  # every "-----END", found once: a hostile file may have many headers
     for m in _PRIVATE_KEY_RE.finditer(text):
-        body = m.group("body")
+        if m.start() < body_end:
+            continue  # inside the previous key's body
+        if ends is None:
+            ends = [e.start() for e in re.finditer("-----END", text)]
+        i = bisect.bisect_left(ends, m.end())
+        if i < len(ends) and ends[i] - m.end() <= _MAX_KEY_CHARS:
+            body_end = ends[i]
+        else:  # no END: the body is the base64-looking lines that follow
+            body_end = _armour_end(text, m.end())
+        body = text[m.end() : body_end]
         if body.strip() and _MARKER_ONLY_RE.fullmatch(body) is None:
-            out.append(Finding("private_key", m.start("body"), m.end("body")))
+            out.append(Finding("private_key", m.end(), body_end))
     for rule, rx, bounded in _TOKEN_RULES:
         for m in rx.finditer(text):
             start = m.start()
@@ -144,7 +173,8 @@ def _url_findings(text: str) -> list[Finding]:
 
 _KEYWORDS = ("passw", "pwd", "pass", "secret", "token", "key", "auth", "credential")
 
-_NAME = r"(?P<name>[A-Za-z_$@][\w.$@-]{0,80})"
+# only at the start of a name, and without backtracking into it: linear on a hostile 1 MB line
+_NAME = r"(?<![\w.$@-])(?P<name>[A-Za-z_$@][\w.$@-]{0,80}+)"
 _QUOTED = r"""(?P<q>['"`])(?P<qv>(?:(?!(?P=q))[^\\\n]|\\.){1,500})(?P=q)"""
 _ASSIGN_RE = re.compile(
     _NAME + r"(?P<close>['\"`]?\]?)[ \t]*(?P<op>:=|=>|==|!=|=|:|,|[ \t](?=[rbuRBUf@]?['\"`]))[ \t]*"

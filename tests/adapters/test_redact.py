@@ -107,3 +107,13 @@ def test_secret_names(name: str, expected: bool) -> None:
 )
 def test_credential_values(value: str, expected: bool) -> None:
     assert credential_value(value, quoted=True) is expected
+
+
+def test_a_key_header_without_its_end_takes_only_the_base64_lines() -> None:
+    text = f"x = 1\n{PK_BEGIN}\nMIIE{CANARY}\nAAAA==\n\nprint('after')\n"
+    red = redact(text, "python")
+    assert (
+        red.text == f"x = 1\n{PK_BEGIN}\n«redacted:private_key»\n«redacted:private_key»\n\nprint('after')\n"
+    )
+    prose = f"Files that start with {PK_BEGIN} are skipped.\nThe rest is indexed.\n"
+    assert redact(prose, "markdown").text == prose
