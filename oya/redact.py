@@ -33,6 +33,7 @@ Theory of operation:
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections import Counter
@@ -42,10 +43,11 @@ __all__ = ["Finding", "Redaction", "find_secrets", "redact", "MARKER"]
 
 MARKER = "«redacted:{rule}»"
 
+# Data formats: a value under a secret-looking name is data, even when it looks like a name
+# ("password: super-secret-value"); in code and documents such a literal is usually a name.
+_DATA_LANGUAGES = frozenset({"yaml", "ini", "toml", "json", "shell", "makefile", "dockerfile", None})
 # Languages whose unquoted values are data, not expressions.
-_CONFIG_LANGUAGES = frozenset(
-    {"yaml", "ini", "toml", "shell", "makefile", "dockerfile", "markdown", "rst", "text", "sql", None}
-)
+_CONFIG_LANGUAGES = (_DATA_LANGUAGES - {"json"}) | {"markdown", "rst", "text", "sql"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +154,11 @@ def _token_findings(text: str) -> list[Finding]:
 
 # --- credentials in URLs ----------------------------------------------------------------
 
-_URL_CREDENTIALS_RE = re.compile(r"://[^\s:/?#@'\"<>`]{0,64}:(?P<pw>[^\s/?#@'\"<>`]{1,200})@(?=[\w\[])")
+_URL_CREDENTIALS_RE = re.compile(
+    r"://(?P<user>[^\s:/?#@'\"<>`]{0,64}):(?P<pw>[^\s/?#@'\"<>`]{1,1000})@(?=[\w\[])"
+)
 _URL_PLACEHOLDERS = frozenset(
-    {"password", "pass", "passwd", "pw", "pwd", "secret", "token", "x", "xxx", "foo", "bar", "baz"}
+    {"password", "pass", "passwd", "pw", "pwd", "secret", "token", "x", "xxx", "foo", "bar", "baz", "test"}
 )
 
 
@@ -165,6 +169,8 @@ def _url_findings(text: str) -> list[Finding]:
         low = pw.lower()
         if low in _URL_PLACEHOLDERS or _is_template(pw) or "«" in pw or set(pw) <= {"*", "x", "X", "."}:
             continue
+        if pw == m.group("user"):
+            continue  # a well-known default ("guest:guest", "postgres:postgres"), not a secret
         out.append(Finding("url_credentials", m.start("pw"), m.end("pw")))
     return out
 
@@ -175,17 +181,21 @@ _KEYWORDS = ("passw", "pwd", "pass", "secret", "token", "key", "auth", "credenti
 
 # only at the start of a name, and without backtracking into it: linear on a hostile 1 MB line
 _NAME = r"(?<![\w.$@-])(?P<name>[A-Za-z_$@][\w.$@-]{0,80}+)"
-_QUOTED = r"""(?P<q>['"`])(?P<qv>(?:(?!(?P=q))[^\\\n]|\\.){1,500})(?P=q)"""
+_QUOTED = r"""(?P<q>['"`])(?P<qv>(?:(?!(?P=q))[^\\\n]|\\.){1,20000})(?P=q)"""
 _ASSIGN_RE = re.compile(
-    _NAME + r"(?P<close>['\"`]?\]?)[ \t]*(?P<op>:=|=>|==|!=|=|:|,|[ \t](?=[rbuRBUf@]?['\"`]))[ \t]*"
-    r"(?:[rbuRBU@]{0,2}" + _QUOTED + r"|(?P<bare>[^\s'\"`]{1,500}))"
+    _NAME + r"(?P<close>['\"`]?\]?)[ \t]*(?P<op>:=|=>|==|!=|\|\|=|\?\?=|=|:|,)[ \t]*"
+    r"(?:[rbuRBU@]{0,2}" + _QUOTED + r"|(?P<bare>[^\s'\"`]++))"
 )
+# API_KEY: str = "...", const apiKey: string = "..." (a type between the name and the value)
+_ANNOTATED_RE = re.compile(_NAME + r":[ \t]*[\w.\[\], |]{1,60}+=[ \t]*[rbuRBU@]{0,2}" + _QUOTED)
+# #define API_KEY "..." (C, C++)
+_DEFINE_RE = re.compile(r"#[ \t]*define[ \t]+" + _NAME + r"[ \t]+" + _QUOTED)
 # ENV NAME value (Dockerfile), --password value (command lines)
 _SPACED_RE = re.compile(
     r"(?:^|[ \t])(?:ENV[ \t]+|--)(?P<name>[\w.-]{1,80})[ \t]+(?P<bare>[^\s'\"`=-][^\s'\"`]*)", re.MULTILINE
 )
 _HEADER_RE = re.compile(
-    r"\b(?:bearer|basic|token|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/:-]{8,500}=*)(?![\w{$<])", re.IGNORECASE
+    r"\b(?:bearer|basic|token|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/:-]{8,}+=*)(?![\w{$<])", re.IGNORECASE
 )
 
 _STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
@@ -243,15 +253,16 @@ _PLACEHOLDER_PARTS = (
     "your-",
     "yourpass",
     "xxxx",
-    "****",
+    "***",
     "...",
+    "…",
 )
 _IDENTIFIER_RE = re.compile(
-    r"_*[A-Za-z][A-Za-z]*(?:[_.-][A-Za-z]+)+|[a-z]+(?:[A-Z][a-z]+)+|(?:[A-Z][a-z]+){2,}"
+    r"_*[A-Za-z][A-Za-z]*(?:[_.-]+[A-Za-z]+)+_*|[a-z]+(?:[A-Z][a-z]+)+|(?:[A-Z][a-z]+){2,}"
 )
 # a regular expression, not a credential: a class "[A-Z]", a group "(?", an escape "\d", a count "{2,}"
 _REGEX_RE = re.compile(r"\[[^\]]+\]|\(\?|\\[dswbDSW.]|\{\d+,\d*\}")
-_TEMPLATE_RE = re.compile(r"\$\{|\{\{|\$\(|%\(|%s\b|\{[\w.]*\}|<[\w .-]*>|^\$\w|%\w+%")
+_TEMPLATE_RE = re.compile(r"\$\{|\{\{|\$\(|%\(|%[sdr]|\{[\w.]*\}|<[\w .-]*>|^\$\w|%\w+%")
 
 
 def _is_template(value: str) -> bool:
@@ -266,8 +277,13 @@ def shannon_entropy(value: str) -> float:
 _BRACKETS = frozenset("()[]{}<>")
 
 
-def credential_value(value: str, *, quoted: bool) -> bool:
-    """True when ``value`` (assigned to a secret-looking name) could be a real credential."""
+_COLOUR_RE = re.compile(r"#[0-9a-fA-F]{3,8}")
+_ESCAPES_RE = re.compile(r"(?:\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|.))+")
+
+
+def credential_value(value: str, *, quoted: bool, data: bool = False, value_quote: str = "") -> bool:
+    """True when ``value`` (assigned to a secret-looking name) could be a real credential;
+    ``data`` when it sits in a data format (YAML, INI, JSON ...), where names are values too."""
     if len(value) < 6 or "«" in value or any(ch.isspace() for ch in value):
         return False
     low = value.lower()
@@ -279,19 +295,27 @@ def credential_value(value: str, *, quoted: bool) -> bool:
         or low.startswith(("/", "./", "../", "~/", "http://", "https://", "file:"))
     ):
         return False
-    if not quoted and (value[0] in "!&*@%" or any(ch in _BRACKETS for ch in value)):
+    has_digit = _has_digit(value)
+    if (value[0] in "<[" and value[-1] in ">]") or (
+        not has_digit and not value[0].isalnum() and not value[-1].isalnum()
+    ):
+        return False  # markup or a sentinel: "</s>", "<|image_pad|>", "[MASK]", "|SPEAKER|", "__end__"
+    if _ESCAPES_RE.fullmatch(value) or _COLOUR_RE.fullmatch(value):
+        return False  # a character written as escapes ("\u0120"), a colour ("#f8f8f2")
+    if (not quoted or value_quote == "`") and (value[0] in "!&*@%" or any(ch in _BRACKETS for ch in value)):
         return False  # a YAML tag or anchor, or an expression in a document's code sample
-    if _IDENTIFIER_RE.fullmatch(value) is not None:
+    if not data and _IDENTIFIER_RE.fullmatch(value) is not None:
         return False  # a name ("password_confirm", "settings.SECRET_KEY", "LlamaTokenizer")
     if value.replace(".", "").replace("_", "").isdigit() and (quoted or len(value) < 8):
         return False  # a number or a version
-    # Random enough: letters mixed with digits or symbols, or a long single-class string of
-    # some variety (a short one is a word: "client", "private").
-    has_alpha = any(ch.isalpha() for ch in value)
-    mixed = has_alpha and not value.isalpha()
-    if mixed and len(set(value)) >= 4:
+    # Random enough: letters mixed with digits or symbols; or letters (and separators) only,
+    # long and varied, and in code not all lower case (that is a word: "downgrades").
+    letters = value.replace("_", "").replace("-", "").replace(".", "")
+    if any(ch.isalpha() for ch in value) and not letters.isalpha() and len(set(value)) >= 4:
         return True
-    return len(value) >= 10 and shannon_entropy(value) >= _MIN_ENTROPY
+    if not data and letters.islower():
+        return False
+    return len(letters) >= 10 and shannon_entropy(letters) >= _MIN_ENTROPY
 
 
 _MIN_ENTROPY = 3.0  # bits per character: "aaaaaaaaaa" 0, "secretsecret" 2.3, "OYASECRETMARKER" 3.1
@@ -314,35 +338,45 @@ def _line_bounds(text: str, low: str) -> list[tuple[int, int]]:
     return out
 
 
+def _has_digit(value: str) -> bool:
+    return any(ch.isdigit() for ch in value)
+
+
 def _call_argument(text: str, name_start: int, close: str) -> bool:
     """True when the name is a quoted first argument: ``getenv("TOKEN", ...)``."""
     return bool(close) and name_start >= 2 and text[name_start - 2] == "(" and text[name_start - 1] == close
 
 
-def _assignment_findings(text: str, line: tuple[int, int], config: bool) -> list[Finding]:
+def _assignment_findings(text: str, line: tuple[int, int], language: str | None) -> list[Finding]:
     start, end = line
+    config, data = language in _CONFIG_LANGUAGES, language in _DATA_LANGUAGES
     out = []
     for m in _ASSIGN_RE.finditer(text, start, end):
         op = m.group("op")
         if op == "," and (
-            m.group("name") == "auth" or not _call_argument(text, m.start("name"), m.group("close"))
+            m.group("name") == "auth"
+            or not m.group("name").replace("_", "").isalnum()
+            or not _call_argument(text, m.start("name"), m.group("close"))
         ):
             continue  # setdefault("PASSWORD", "x") is a key and its value; f(password, "x") is not
         if not secret_name(m.group("name")):
             continue
         if m.group("qv") is not None:
             value = m.group("qv")
-            if op in ("==", "!=") and value.isalpha():
-                continue  # a comparison with a sentinel word: token == "NOTPROVIDED"
-            if credential_value(value, quoted=True):
+            if op in ("==", "!=") and not (_has_digit(value) and any(ch.isalpha() for ch in value)):
+                continue  # a comparison with a sentinel: token == "NOTPROVIDED", token == "#bygroup"
+            if credential_value(value, quoted=True, data=data, value_quote=m.group("q")):
                 out.append(Finding("secret_assignment", m.start("qv"), m.end("qv")))
         elif config and op in (":", "=", ":=") and m.group("bare"):
             bare = m.group("bare").rstrip(",;")
-            if credential_value(bare, quoted=False):
+            if credential_value(bare, quoted=False, data=data):
                 out.append(Finding("secret_assignment", m.start("bare"), m.start("bare") + len(bare)))
     for m in _SPACED_RE.finditer(text, start, end):
-        if secret_name(m.group("name")) and credential_value(m.group("bare"), quoted=False):
+        if secret_name(m.group("name")) and credential_value(m.group("bare"), quoted=False, data=data):
             out.append(Finding("secret_assignment", m.start("bare"), m.end("bare")))
+    for m in itertools.chain(_ANNOTATED_RE.finditer(text, start, end), _DEFINE_RE.finditer(text, start, end)):
+        if secret_name(m.group("name")) and credential_value(m.group("qv"), quoted=True):
+            out.append(Finding("secret_assignment", m.start("qv"), m.end("qv")))
     return out
 
 
@@ -363,10 +397,9 @@ def _header_findings(text: str, line: tuple[int, int]) -> list[Finding]:
 def find_secrets(text: str, language: str | None = None) -> list[Finding]:
     """Every secret value in ``text``, sorted by position, overlaps merged (first rule wins)."""
     low = text.lower()
-    config = language in _CONFIG_LANGUAGES
     found = _token_findings(text) + _url_findings(text)
     for line in _line_bounds(text, low):
-        found += _assignment_findings(text, line, config)
+        found += _assignment_findings(text, line, language)
         if "auth" in low[line[0] : line[1]] or "bearer" in low[line[0] : line[1]]:
             found += _header_findings(text, line)
     found.sort(key=lambda f: (f.start, -f.end))

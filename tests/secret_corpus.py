@@ -55,6 +55,14 @@ POSITIVES = [
     ("url in yaml", "yaml", f"broker: amqp://guest:{CANARY}@rabbit/\n", "url_credentials"),
     ("private key", "python", f'KEY = """{PK_BEGIN}\nMIIE{CANARY}\nAAAA\n{PK_END}"""\n', "private_key"),
     ("jwt", "javascript", f"const t = '{JWT}';\n", "jwt"),
+    ("python annotated", "python", f'API_KEY: str = "{CANARY}"\n', "secret_assignment"),
+    ("typescript typed const", "typescript", f'const apiKey: string = "{CANARY}";\n', "secret_assignment"),
+    ("ruby or-assign", "ruby", f"ENV['API_TOKEN'] ||= '{CANARY}'\n", "secret_assignment"),
+    ("go setenv", "go", f'os.Setenv("DB_PASSWORD", "{CANARY}")\n', "secret_assignment"),
+    ("php define", "python", f"define('DB_PASSWORD', '{CANARY}');\n", "secret_assignment"),
+    ("yaml words", "yaml", f"password: oya-canary-{WORD_CANARY.lower()}\n", "secret_assignment"),
+    ("json words", "json", f'{{"api_key": "OYACANARY_{WORD_CANARY}"}}\n', "secret_assignment"),
+    ("npmrc auth line", "ini", f"//registry.npmjs.org/:_authToken={CANARY}\n", "secret_assignment"),
 ]
 
 TOKENS = [
@@ -115,4 +123,17 @@ NEGATIVES = [
     ("markdown", "Use `Authorization: Bearer <token>` with your token."),
     ("markdown", "user = authenticate(request, username=username, password=password)"),
     ("text", "https://${USER}:${PASS}@host/"),
+    ("yaml", "url: amqp://guest:guest@localhost:5672/"),
+    ("python", 'self.image_token = "<|image_pad|>"'),
+    ("python", 'eos_token: str = "</s>"'),
+    ("python", 'pad_token="__null__",'),
+    ("python", 'self.image_token = "|SPEAKER|"'),
+    ("python", 'downgrade_token: str = "downgrades",'),
+    ("python", '_UNICODE_TOKEN = "dbapiunicode"'),
+    ("python", 'x = "[SPACE]" if bpe_token == "\\u0120" else bpe_token'),
+    ("python", 'STYLE = {Token: "#f8f8f2", Comment: "#75715e"}'),
+    ("python", 'build_hf_headers(token="hf_***")'),
+    ("python", "# cached token: `get_token()` may refresh an OAuth token"),
+    ("python", 'elif token == "#bygroup":'),
+    ("python", "Pass `return_dict=True` to get a dict."),
 ]

@@ -17,7 +17,7 @@ from secret_corpus import POSITIVES, TOKENS, WORD_CANARY
 from oya.build import run_build
 from oya.site.build import render_wiki_pages, write_wiki_site
 
-CANARIES = ("oyacanary", WORD_CANARY.lower(), "y2fuyxj5onmzy3izda")  # the last is the base64 canary
+CANARIES = ("oyacanary", "oya-canary", WORD_CANARY.lower(), "y2fuyxj5onmzy3izda")  # the last: base64
 
 # one file per language, so each form sits in the syntax it belongs to
 FILE_FOR = {
