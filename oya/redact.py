@@ -10,19 +10,23 @@ Theory of operation:
   secret-looking name in any syntax (YAML ``password: x``, INI ``password = x``, JSON, TOML,
   env files, ``export``, Dockerfile ``ENV``, ``--password x``, code ``api_key = "x"``,
   ``os.environ.setdefault("API_KEY", "x")``, ``env["TOKEN"] = "x"``).
-* The token patterns follow gitleaks' rule set (MIT) and detect-secrets' plugins
-  (Apache-2.0); the name list follows detect-secrets' keyword plugin. Neither library runs
-  here: detect-secrets scans about 40 s per 100k lines, far too slow for every build
+* The rules are data in ``oya/secret_rules.py``: token patterns after gitleaks' rule set (MIT)
+  and detect-secrets' plugins (Apache-2.0), names after detect-secrets' keyword plugin. Neither
+  library runs
+  here: detect-secrets scans 20–50 s per 100k lines, far too slow for every build
   (bench/secret_bench.py measures both).
 * Speed. Python's regex engine scans fast only for a literal prefix, so each token pattern
   starts with a literal, and the assignment and header rules look only at lines that hold
   one of a few keywords (found with ``str.find`` on the lower-cased text).
 * Values, not names. An assignment counts only when the value is a literal that could be a
-  credential: not a placeholder (``changeme``, ``<your-key>``, ``${VAR}``, ``{{ x }}``), not
-  a name (``"password_confirm"``, ``"LlamaTokenizer"``), not a path or a bool, at least six
-  characters, and of some randomness (Shannon entropy). In code only quoted literals count
-  (``password = request.form["password"]`` is an expression); in configuration and
-  documents an unquoted value counts too.
+  credential: at least six characters, not a placeholder (``changeme``, ``<your-key>``,
+  ``${VAR}``, ``{{ x }}``), a path, a bool, a regex, markup (``"</s>"``) or a colour, and of
+  some randomness: letters mixed with digits or symbols, or else varied letters (Shannon
+  entropy). In code only quoted literals count (``password = request.form["password"]`` is an
+  expression) and a name-shaped or lower-case word is a name (``"password_confirm"``,
+  ``"downgrades"``); in data formats (YAML, INI, TOML, JSON, env, and an environment
+  variable's value in code) any varied value counts, quoted or not; in documents an unquoted
+  value counts too.
 * Redaction replaces the value only, with ``«redacted:RULE»``, so the line stays readable
   and every line keeps its number (spans and citations stay valid).
 * What cannot work: a secret in prose or in a plain comment (``# the prod password is
@@ -38,6 +42,19 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+
+from oya.secret_rules import (
+    EXACT_NAMES,
+    KEY_QUALIFIERS,
+    KEYWORDS,
+    NAME_NOT_SECRET,
+    NOT_SECRET_VALUES,
+    PLACEHOLDER_PARTS,
+    STRONG_ENDINGS,
+    TOKEN_PATTERNS,
+    TOKEN_PLACEHOLDERS,
+    URL_PLACEHOLDERS,
+)
 
 __all__ = ["Finding", "Redaction", "find_secrets", "redact", "MARKER"]
 
@@ -68,37 +85,9 @@ class Redaction:
 
 # --- provider tokens --------------------------------------------------------------------
 
-# (rule, pattern, needs a non-word character before it)
-_TOKEN_RULES = tuple(
-    (name, re.compile(rx), bounded)
-    for name, rx, bounded in (
-        ("aws_access_key_id", r"AKIA[A-Z0-9]{16}(?![A-Za-z0-9])", True),
-        ("aws_access_key_id", r"ASIA[A-Z0-9]{16}(?![A-Za-z0-9])", True),
-        ("github_token", r"gh[pousr]_[A-Za-z0-9]{36,}", True),
-        ("github_token", r"github_pat_[A-Za-z0-9_]{22,}", True),
-        ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}", True),
-        ("slack_token", r"xox[abposr]-[A-Za-z0-9-]{10,}", True),
-        ("slack_webhook", r"hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}", False),
-        ("stripe_key", r"sk_live_[A-Za-z0-9]{16,}", True),
-        ("stripe_key", r"rk_live_[A-Za-z0-9]{16,}", True),
-        ("stripe_key", r"sk_test_[A-Za-z0-9]{16,}", True),
-        ("stripe_key", r"rk_test_[A-Za-z0-9]{16,}", True),
-        ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{32,}", True),
-        ("openai_key", r"sk-[A-Za-z0-9_-]{32,}", True),
-        ("google_api_key", r"AIza[A-Za-z0-9_-]{35}", True),
-        ("huggingface_token", r"hf_[A-Za-z0-9]{34,}", True),
-        ("npm_token", r"npm_[A-Za-z0-9]{36}", True),
-        ("pypi_token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", True),
-        ("sendgrid_key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", True),
-        ("digitalocean_token", r"do[pro]_v1_[a-f0-9]{64}", True),
-        ("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", True),
-        ("azure_storage_key", r"AccountKey=[A-Za-z0-9+/=]{40,}", False),
-        ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", True),
-    )
-)
+_TOKEN_RULES = tuple((name, re.compile(rx), bounded) for name, rx, bounded in TOKEN_PATTERNS)
 _PRIVATE_KEY_RE = re.compile(r"-----BEGIN[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----")
 _MARKER_ONLY_RE = re.compile(r"(?:\s|«redacted:\w+»|\\n)*")
-_TOKEN_PLACEHOLDERS = ("example", "xxxxxxxx", "00000000")
 
 
 def _is_word_char(ch: str) -> bool:
@@ -147,7 +136,7 @@ def _token_findings(text: str) -> list[Finding]:
             if bounded and start and _is_word_char(text[start - 1]):
                 continue
             low = m.group().lower()
-            if not any(word in low for word in _TOKEN_PLACEHOLDERS):
+            if not any(word in low for word in TOKEN_PLACEHOLDERS):
                 out.append(Finding(rule, start, m.end()))
     return out
 
@@ -157,9 +146,6 @@ def _token_findings(text: str) -> list[Finding]:
 _URL_CREDENTIALS_RE = re.compile(
     r"://(?P<user>[^\s:/?#@'\"<>`]{0,64}):(?P<pw>[^\s/?#@'\"<>`]{1,1000})@(?=[\w\[])"
 )
-_URL_PLACEHOLDERS = frozenset(
-    {"password", "pass", "passwd", "pw", "pwd", "secret", "token", "x", "xxx", "foo", "bar", "baz", "test"}
-)
 
 
 def _url_findings(text: str) -> list[Finding]:
@@ -167,7 +153,7 @@ def _url_findings(text: str) -> list[Finding]:
     for m in _URL_CREDENTIALS_RE.finditer(text):
         pw = m.group("pw")
         low = pw.lower()
-        if low in _URL_PLACEHOLDERS or _is_template(pw) or "«" in pw or set(pw) <= {"*", "x", "X", "."}:
+        if low in URL_PLACEHOLDERS or _is_template(pw) or "«" in pw or set(pw) <= {"*", "x", "X", "."}:
             continue
         if pw == m.group("user"):
             continue  # a well-known default ("guest:guest", "postgres:postgres"), not a secret
@@ -176,8 +162,6 @@ def _url_findings(text: str) -> list[Finding]:
 
 
 # --- keyword lines: assignments and headers ---------------------------------------------
-
-_KEYWORDS = ("passw", "pwd", "pass", "secret", "token", "key", "auth", "credential")
 
 # only at the start of a name, and without backtracking into it: linear on a hostile 1 MB line
 _NAME = r"(?<![\w.$@-])(?P<name>[A-Za-z_$@][\w.$@-]{0,80}+)"
@@ -195,25 +179,11 @@ _SPACED_RE = re.compile(
     r"(?:^|[ \t])(?:ENV[ \t]+|--)(?P<name>[\w.-]{1,80})[ \t]+(?P<bare>[^\s'\"`=-][^\s'\"`]*)", re.MULTILINE
 )
 _HEADER_RE = re.compile(
-    r"\b(?:bearer|basic|token|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/:-]{8,}+=*)(?![\w{$<])", re.IGNORECASE
+    r"(?P<header>authorization['\"]?[ \t]*[:=,][ \t]*[rbuf]?['\"]?[ \t]*)?"
+    r"\b(?:bearer|basic|token|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/:-]{8,}+=*)(?![\w{$<])",
+    re.IGNORECASE,
 )
 
-_STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
-_EXACT_NAMES = frozenset({"pwd", "pass", "auth", "pw"})
-_KEY_QUALIFIERS = frozenset(
-    {"secret", "private", "api", "access", "auth", "client", "signing", "encryption", "master", "account"}
-    | {"service", "db", "database", "app", "license", "consumer", "subscription", "crypt"}
-)
-_NAME_NOT_SECRET = frozenset(
-    """name names file files path paths dir url uri urls endpoint type types field fields header headers
-    env var vars length len id ids prefix suffix policy validator validators reset label placeholder
-    regex pattern ttl expiry expires expiration timeout count min max required enabled mode format
-    class manager provider source ref hint help message msg prompt text title key_id keyid limit
-    size kind version param params arg args option options setting settings attr column col index
-    idx schema model form input widget display visible hidden confirm confirmation changed
-    strength location store backend backends handler callback method methods fn func function
-    cache lifetime age rotation salt_name mask endpoint_url host port user username login email""".split()
-)
 _PART_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
@@ -225,38 +195,21 @@ def secret_name(name: str) -> bool:
     """True when an assigned name says its value is a credential (``DB_PASSWORD``, ``apiKey``,
     ``SECRET_KEY``, ``x-auth-token``), not when it names one (``password_field``, ``token_type``)."""
     parts = _name_parts(name)
-    if not parts or parts[-1] in _NAME_NOT_SECRET or "public" in parts or "publishable" in parts:
+    if not parts or parts[-1] in NAME_NOT_SECRET or "public" in parts or "publishable" in parts:
         return False
     last = parts[-1]
-    if len(parts) == 1 and last in _EXACT_NAMES:
+    if len(parts) == 1 and last in EXACT_NAMES:
         return True
-    if last in _EXACT_NAMES and len(parts) > 1 and last != "auth":  # db_pass, mysql_pwd
+    if last in EXACT_NAMES and len(parts) > 1 and last != "auth":  # db_pass, mysql_pwd
         return True
-    if last.endswith(_STRONG_ENDINGS):
+    if last.endswith(STRONG_ENDINGS):
         return True
     earlier = set(parts[:-1])
-    if last in {"key", "base", "value", "hash", "string", "str"} and earlier & (_KEY_QUALIFIERS | {"secret"}):
+    if last in {"key", "base", "value", "hash", "string", "str"} and earlier & (KEY_QUALIFIERS | {"secret"}):
         return True
     return last == "credentials" and len(parts) > 1
 
 
-_NOT_SECRET_VALUES = frozenset(
-    """true false yes no on off null none nil undefined required optional string str bytes int bool
-    password passwd secret token apikey api_key changeme change_me default empty hidden private public
-    bearer basic header query cookie env environment dummy example placeholder sample test none""".split()
-)
-_PLACEHOLDER_PARTS = (
-    "changeme",
-    "change_me",
-    "change-me",
-    "your_",
-    "your-",
-    "yourpass",
-    "xxxx",
-    "***",
-    "...",
-    "…",
-)
 _IDENTIFIER_RE = re.compile(
     r"_*[A-Za-z][A-Za-z]*(?:[_.-]+[A-Za-z]+)+_*|[a-z]+(?:[A-Z][a-z]+)+|(?:[A-Z][a-z]+){2,}"
 )
@@ -287,7 +240,7 @@ def credential_value(value: str, *, quoted: bool, data: bool = False, value_quot
     if len(value) < 6 or "«" in value or any(ch.isspace() for ch in value):
         return False
     low = value.lower()
-    if low in _NOT_SECRET_VALUES or "redacted" in low or any(p in low for p in _PLACEHOLDER_PARTS):
+    if low in NOT_SECRET_VALUES or "redacted" in low or any(p in low for p in PLACEHOLDER_PARTS):
         return False
     if (
         _is_template(value)
@@ -313,18 +266,20 @@ def credential_value(value: str, *, quoted: bool, data: bool = False, value_quot
     letters = value.replace("_", "").replace("-", "").replace(".", "")
     if any(ch.isalpha() for ch in value) and not letters.isalpha() and len(set(value)) >= 4:
         return True
-    if not data and letters.islower():
-        return False
-    return len(letters) >= 10 and shannon_entropy(letters) >= _MIN_ENTROPY
+    if data:  # a value in a data format is a value: only repetition makes it a non-secret
+        return len(letters) >= 8 and shannon_entropy(letters) >= _MIN_ENTROPY_DATA
+    return not letters.islower() and len(letters) >= 10 and shannon_entropy(letters) >= _MIN_ENTROPY
 
 
-_MIN_ENTROPY = 3.0  # bits per character: "aaaaaaaaaa" 0, "secretsecret" 2.3, "OYASECRETMARKER" 3.1
+# bits per character: "aaaaaaaaaa" 0, "secretsecret" 2.3, "mysecretkey" 2.9, "OYASECRETMARKER" 3.1
+_MIN_ENTROPY = 3.0
+_MIN_ENTROPY_DATA = 2.5
 
 
 def _line_bounds(text: str, low: str) -> list[tuple[int, int]]:
     """(start, end) of every line holding a keyword, in order, each once."""
     starts: set[int] = set()
-    for word in _KEYWORDS:
+    for word in KEYWORDS:
         i = low.find(word)
         while i >= 0:
             start = text.rfind("\n", 0, i) + 1
@@ -365,7 +320,9 @@ def _assignment_findings(text: str, line: tuple[int, int], language: str | None)
             value = m.group("qv")
             if op in ("==", "!=") and not (_has_digit(value) and any(ch.isalpha() for ch in value)):
                 continue  # a comparison with a sentinel: token == "NOTPROVIDED", token == "#bygroup"
-            if credential_value(value, quoted=True, data=data, value_quote=m.group("q")):
+            # an environment variable's value is data: setdefault("API_KEY", "..."), env["TOKEN"] = "..."
+            env = op == "," or m.group("close").endswith("]")
+            if credential_value(value, quoted=True, data=data or env, value_quote=m.group("q")):
                 out.append(Finding("secret_assignment", m.start("qv"), m.end("qv")))
         elif config and op in (":", "=", ":=") and m.group("bare"):
             bare = m.group("bare").rstrip(",;")
@@ -384,9 +341,12 @@ def _header_findings(text: str, line: tuple[int, int]) -> list[Finding]:
     out = []
     for m in _HEADER_RE.finditer(text, *line):
         value = m.group("v")
-        if _IDENTIFIER_RE.fullmatch(value) or value.lower() in _NOT_SECRET_VALUES:
+        low = value.lower()
+        if low in NOT_SECRET_VALUES or any(p in low for p in PLACEHOLDER_PARTS) or _is_template(value):
             continue
-        if any(ch.isdigit() for ch in value) or shannon_entropy(value) >= 3.5:
+        if m.group("header"):  # "Authorization: Bearer x": whatever follows the scheme is the credential
+            out.append(Finding("authorization_header", m.start("v"), m.end("v")))
+        elif not _IDENTIFIER_RE.fullmatch(value) and (_has_digit(value) or shannon_entropy(value) >= 3.5):
             out.append(Finding("authorization_header", m.start("v"), m.end("v")))
     return out
 

@@ -8,7 +8,10 @@ canary; negatives are ordinary code and configuration that must be left alone.
 from __future__ import annotations
 
 CANARY = "Qz7" + "OYACANARY" + "x9K"  # letters and digits, like a generated password
-WORD_CANARY = "OYASECRET" + "MARKER"  # one class, no digit: caught by entropy alone
+WORD_CANARY = "OYASECRET" + "MARKER"
+KEBAB = (
+    "oya-" + "canary"
+)  # words and dashes only: a name in code, a value in data and headers  # one class, no digit: caught by entropy alone
 B64 = "b3lh" + "Y2FuYXJ5OnMzY3IzdA=="  # base64 of a user:password pair
 PK_BEGIN = "-----BEGIN RSA PRIVATE" + " KEY-----"
 PK_END = "-----END RSA PRIVATE" + " KEY-----"
@@ -60,8 +63,22 @@ POSITIVES = [
     ("ruby or-assign", "ruby", f"ENV['API_TOKEN'] ||= '{CANARY}'\n", "secret_assignment"),
     ("go setenv", "go", f'os.Setenv("DB_PASSWORD", "{CANARY}")\n', "secret_assignment"),
     ("php define", "python", f"define('DB_PASSWORD', '{CANARY}');\n", "secret_assignment"),
-    ("yaml words", "yaml", f"password: oya-canary-{WORD_CANARY.lower()}\n", "secret_assignment"),
+    ("yaml words", "yaml", f"password: {KEBAB}-{WORD_CANARY.lower()}\n", "secret_assignment"),
     ("json words", "json", f'{{"api_key": "OYACANARY_{WORD_CANARY}"}}\n', "secret_assignment"),
+    ("bearer words", "python", f'h = {{"Authorization": "Bearer {KEBAB}-token"}}\n', "authorization_header"),
+    (
+        "curl bearer words",
+        "markdown",
+        f"curl -H 'Authorization: Bearer {KEBAB}-token' x\n",
+        "authorization_header",
+    ),
+    (
+        "setdefault words",
+        "python",
+        f'os.environ.setdefault("API_KEY", "{KEBAB}-key")\n',
+        "secret_assignment",
+    ),
+    ("environ item words", "python", f"os.environ['DB_PASSWORD'] = '{KEBAB}-pw'\n", "secret_assignment"),
     ("npmrc auth line", "ini", f"//registry.npmjs.org/:_authToken={CANARY}\n", "secret_assignment"),
 ]
 
@@ -136,4 +153,8 @@ NEGATIVES = [
     ("python", "# cached token: `get_token()` may refresh an OAuth token"),
     ("python", 'elif token == "#bygroup":'),
     ("python", "Pass `return_dict=True` to get a dict."),
+    ("markdown", "Basic authentication and Bearer tokenization are supported."),
+    ("python", 'headers["Authorization"] = "Bearer %s" % token'),
+    ("markdown", "Authorization: Bearer YOUR_TOKEN"),
+    ("python", 'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")'),
 ]
