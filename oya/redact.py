@@ -297,9 +297,20 @@ def _has_digit(value: str) -> bool:
     return any(ch.isdigit() for ch in value)
 
 
-def _call_argument(text: str, name_start: int, close: str) -> bool:
-    """True when the name is a quoted first argument: ``getenv("TOKEN", ...)``."""
-    return bool(close) and name_start >= 2 and text[name_start - 2] == "(" and text[name_start - 1] == close
+# What stands before a quoted name that makes it an environment (or settings) variable:
+# os.environ["X"], ENV['X'], getenv("X", ...), setdefault("X", ...), Setenv("X", ...), define('X', ...)
+_ENV_BEFORE_RE = re.compile(
+    r"(?:(?:environ|ENV|env)[ \t]*\[|(?:getenv|setdefault|[Ss]etenv|putenv|define|fetch|env|environ\.get)[ \t]*\()"
+    r"[ \t]*\Z"
+)
+
+
+def _env_variable(text: str, m: re.Match[str]) -> bool:
+    """True when the matched name is a quoted environment variable name (see _ENV_BEFORE_RE)."""
+    quote_at = m.start("name") - 1
+    if not m.group("close") or quote_at < 0 or text[quote_at] != m.group("close")[0]:
+        return False
+    return _ENV_BEFORE_RE.search(text, max(0, quote_at - 40), quote_at) is not None
 
 
 def _assignment_findings(text: str, line: tuple[int, int], language: str | None) -> list[Finding]:
@@ -308,12 +319,9 @@ def _assignment_findings(text: str, line: tuple[int, int], language: str | None)
     out = []
     for m in _ASSIGN_RE.finditer(text, start, end):
         op = m.group("op")
-        if op == "," and (
-            m.group("name") == "auth"
-            or not m.group("name").replace("_", "").isalnum()
-            or not _call_argument(text, m.start("name"), m.group("close"))
-        ):
-            continue  # setdefault("PASSWORD", "x") is a key and its value; f(password, "x") is not
+        env = _env_variable(text, m)
+        if op == "," and not env:
+            continue  # setdefault("PASSWORD", "x") is a name and its value; f("password", "x") is not
         if not secret_name(m.group("name")):
             continue
         if m.group("qv") is not None:
@@ -321,7 +329,6 @@ def _assignment_findings(text: str, line: tuple[int, int], language: str | None)
             if op in ("==", "!=") and not (_has_digit(value) and any(ch.isalpha() for ch in value)):
                 continue  # a comparison with a sentinel: token == "NOTPROVIDED", token == "#bygroup"
             # an environment variable's value is data: setdefault("API_KEY", "..."), env["TOKEN"] = "..."
-            env = op == "," or m.group("close").endswith("]")
             if credential_value(value, quoted=True, data=data or env, value_quote=m.group("q")):
                 out.append(Finding("secret_assignment", m.start("qv"), m.end("qv")))
         elif config and op in (":", "=", ":=") and m.group("bare"):

@@ -157,4 +157,8 @@ NEGATIVES = [
     ("python", 'headers["Authorization"] = "Bearer %s" % token'),
     ("markdown", "Authorization: Bearer YOUR_TOKEN"),
     ("python", 'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")'),
+    ("python", "@sensitive_post_parameters('password', 'password_confirm')"),
+    ("python", '_SENSITIVE_KEYS = ("subject_token", "actor_token", "refresh_token")'),
+    ("python", 'for key in ("add_eos_token", "add_bos_token"):'),
+    ("python", 'config["password"] = "password_field_name"'),
 ]
