@@ -92,10 +92,11 @@ class QueryPlan:
     tokens: tuple[str, ...] = field(default=())  # every token of the question
 
 
-def question_too_long(n_chars: int) -> str:
-    """The one-line error for an over-long question (the CLI and the Ask panel say the same)."""
+def question_too_long(n_chars: int, *, more: bool = False) -> str:
+    """The one-line error for an over-long question (``more``: at least ``n_chars``, still unread)."""
+    size = f"more than {n_chars - 1:,}" if more else f"{n_chars:,}"
     return (
-        f"the question is {n_chars:,} characters long; the limit is {MAX_QUESTION_CHARS:,}: "
+        f"the question is {size} characters long; the limit is {MAX_QUESTION_CHARS:,}: "
         "keep the error message, the traceback and the names that matter"
     )
 
