@@ -12,6 +12,9 @@ Theory of operation:
   what identifies code — identifiers with ``_``/camelCase/dots, file paths, exception names,
   traceback frames — and the lexical and graph channels search those instead of every word;
   the semantic channel still embeds the text itself.
+* Questions are untrusted text (a ``?ask=`` link asks on page load): every expression here runs
+  in linear time on any input, a question over ``MAX_QUESTION_CHARS`` is refused, and
+  extraction keeps bounded numbers of bounded names.
 """
 
 from __future__ import annotations
