@@ -5,7 +5,10 @@ Issue 11: a long one-word question ran in quadratic time (8,000 characters 3 s, 
 from every character. Here each parser gets single tokens of 10 kB, 100 kB and 1 MB and
 pathological mixes, and the CPU time it takes must grow like the input (a ratio measured in one
 run, so the machine's speed and load cancel out; quadratic work gives ratios near 100, linear
-near 10). The same file runs under Pyodide (tests/core_pyodide), with smaller sizes there.
+near 10). The same file runs under Pyodide (tests/core_pyodide): the fuzzing there too, the
+timing not (emscripten's process_time is clock() over wall time, and growing WebAssembly memory
+makes 100 kB cost about 20x 10 kB even for a single linear regex, so a load spike decides the
+ratio); the browser test tests/site/test_ask_limits.py times a long question in Pyodide instead.
 """
 
 from __future__ import annotations
@@ -35,8 +38,7 @@ from oya.core.query import (
 from oya.core.tokenize import count_tokens, split_identifier, tokenize, truncate_to_tokens
 
 PYODIDE = sys.platform == "emscripten"
-# Pyodide runs the same checks one size smaller: the ratio still tells 10 from 100.
-SIZES = (1_000, 10_000, 100_000) if PYODIDE else (10_000, 100_000, 1_000_000)
+SIZES = (10_000, 100_000, 1_000_000)
 MAX_RATIO = 30.0  # linear work: about 10 per step of 10x; quadratic: about 100
 FLOOR = 0.002  # seconds: below this a timing is mostly noise, so it counts as this much
 
@@ -82,6 +84,7 @@ def _cpu(fn: Callable[[str], object], text: str) -> float:
     return max(best, FLOOR)
 
 
+@pytest.mark.skipif(PYODIDE, reason="wall-clock timer under Pyodide (see the module docstring)")
 @pytest.mark.parametrize("name", sorted(PARSERS))
 def test_parsers_run_in_linear_time(name: str) -> None:
     fn = PARSERS[name]
