@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from oya.errors import OyaError, QueryError, RepositoryError
+from oya.terminal import safe_text, styled
 
 err_console = Console(stderr=True)
 out_console = Console()
@@ -126,16 +127,32 @@ def _open(index_dir: Path | None) -> Any:
 
 
 def _check_query(query: str) -> str:
+    from oya.core.query import MAX_QUESTION_CHARS, question_too_long
+
     if not query or not query.strip():
         raise QueryError("the query is empty: give a question, a symbol name or a bug report")
+    if len(query.strip()) > MAX_QUESTION_CHARS:
+        raise QueryError(question_too_long(len(query.strip())))
     return query
 
 
 def _read_query(query: str) -> str:
-    """``-`` reads the query from standard input (for pasted bug reports)."""
-    if query == "-":
-        return _check_query(sys.stdin.read())
-    return _check_query(query)
+    """``-`` reads the query from standard input (for pasted bug reports), never more than needed."""
+    from oya.core.query import MAX_QUESTION_CHARS, question_too_long
+
+    if query != "-":
+        return _check_query(query)
+    # a bounded read (leading blanks skipped): an endless pipe is refused, never held in memory
+    text, seen = "", 0
+    while len(text) <= MAX_QUESTION_CHARS and seen <= 4 * MAX_QUESTION_CHARS:
+        piece = sys.stdin.read(MAX_QUESTION_CHARS + 1 - len(text))
+        if not piece:
+            break
+        seen += len(piece)
+        text = (text + piece).lstrip()
+    if len(text.rstrip()) > MAX_QUESTION_CHARS:
+        raise QueryError(question_too_long(len(text), more=True))
+    return _check_query(text)
 
 
 @main.command()
@@ -170,7 +187,7 @@ def search(
             click.echo(json.dumps(rows, indent=2))
             return
         for r in rows:
-            click.echo(f"{r['rank']:>3}. {r['path']}  ({r['score']:.4f})")
+            click.echo(safe_text(f"{r['rank']:>3}. {r['path']}  ({r['score']:.4f})"))
         if not rows:
             click.echo("no files matched")
         _print_quality(result)
@@ -181,8 +198,12 @@ def search(
         return
     for i, h in enumerate(hits):
         out_console.print(
-            f"{i + 1:>3}. [bold]{escape(h['title'])}[/bold]  {escape(h['path'])}:{h['start_line']}-{h['end_line']}"
-            f"  [dim]{h['score']:.4f} {'+'.join(h['channels'])}[/dim]"
+            styled(
+                f"{i + 1:>3}. ",
+                (h["title"], "bold"),
+                f"  {h['path']}:{h['start_line']}-{h['end_line']}",
+                (f"  {h['score']:.4f} {'+'.join(h['channels'])}", "dim"),
+            )
         )
     if not hits:
         click.echo("no results")
@@ -190,7 +211,7 @@ def search(
 
 
 def _print_quality(result: Any) -> None:
-    err_console.print(f"[dim]search quality: {escape(result.quality.summary())}[/dim]")
+    err_console.print(styled((f"search quality: {result.quality.summary()}", "dim")))
 
 
 @main.command()
@@ -268,7 +289,7 @@ def _stream_answer(answerer: Any, question: str, result: Any) -> None:
 
     def on_token(piece: str) -> None:
         streamed.append(piece)
-        click.echo(piece, nl=False)
+        click.echo(safe_text(piece), nl=False)  # char by char safe: a sequence split over pieces is too
 
     err_console.print(f"[dim]asking {answerer.name}…[/dim]")
     answer = answerer.answer_stream(question, result, on_token)
@@ -277,41 +298,51 @@ def _stream_answer(answerer: Any, question: str, result: Any) -> None:
         if answer.method == "extractive":  # the model failed part-way: say so, then the fallback
             click.echo("[the model's answer above was discarded]")
     if not streamed or answer.method == "extractive":
-        click.echo(answer.text)
+        click.echo(safe_text(answer.text))
     if answer.note:
-        err_console.print(f"[yellow]note: {escape(answer.note)}[/yellow]")
-    out_console.print("\n[bold]Citations:[/bold]")
-    for i, cit in enumerate(answer.citations, 1):
-        out_console.print(f"  [{i}] {escape(cit.path)}:{cit.start_line}-{cit.end_line}  {escape(cit.url)}")
-    c = result.confidence
-    out_console.print(f"\n[{_LEVEL_STYLE[c.level]}] {c.level} confidence [/] {escape(c.disclaimer)}")
+        err_console.print(styled((f"note: {answer.note}", "yellow")))
+    _print_citations(answer)
+    out_console.print()
+    out_console.print(_confidence_line(result))
     out_console.print(
-        f"[dim]answered by {answer.method}; search quality: {escape(result.quality.summary())}[/dim]"
+        styled((f"answered by {answer.method}; search quality: {result.quality.summary()}", "dim"))
     )
 
 
 _LEVEL_STYLE = {"HIGH": "bold white on green", "MEDIUM": "bold black on yellow", "LOW": "bold white on red"}
 
 
-def print_answer(result: Any, answer: Any) -> None:
+def _confidence_line(result: Any) -> Any:
     c = result.confidence
-    out_console.print(f"[{_LEVEL_STYLE[c.level]}] {c.level} confidence [/] {escape(c.disclaimer)}")
+    return styled((f" {c.level} confidence ", _LEVEL_STYLE[c.level]), f" {c.disclaimer}")
+
+
+def _print_citations(answer: Any) -> None:
     out_console.print()
-    out_console.print(escape(answer.text))
+    out_console.print(styled(("Citations:", "bold")))
+    for i, cit in enumerate(answer.citations, 1):
+        out_console.print(styled(f"  [{i}] {cit.path}:{cit.start_line}-{cit.end_line}  {cit.url}"))
+
+
+def print_answer(result: Any, answer: Any) -> None:
+    """The extractive answer for a reader: every repository text made safe (oya.terminal)."""
+    out_console.print(_confidence_line(result))
+    out_console.print()
+    out_console.print(styled(answer.text))
     out_console.print()
     for s in result.context.snippets[:6]:
         cit = s.citation
         out_console.print(
-            f"[bold cyan]── {escape(cit.path)}:{cit.start_line}-{cit.end_line}[/bold cyan] {escape(cit.title)}"
+            styled((f"── {cit.path}:{cit.start_line}-{cit.end_line}", "bold cyan"), f" {cit.title}")
         )
-        out_console.print(escape(s.text) + ("\n[dim]…[/dim]" if s.truncated else ""), highlight=False)
+        out_console.print(styled(s.text, ("\n…" if s.truncated else "", "dim")))
     if result.context.mermaid:
-        out_console.print("\n[bold]Connected code (Mermaid):[/bold]")
-        out_console.print("```mermaid\n" + escape(result.context.mermaid) + "\n```", highlight=False)
-    out_console.print("\n[bold]Citations:[/bold]")
-    for i, cit in enumerate(answer.citations, 1):
-        out_console.print(f"  [{i}] {escape(cit.path)}:{cit.start_line}-{cit.end_line}  {escape(cit.url)}")
-    out_console.print(f"\n[dim]search quality: {escape(result.quality.summary())}[/dim]")
+        out_console.print()
+        out_console.print(styled(("Connected code (Mermaid):", "bold")))
+        out_console.print(styled("```mermaid\n" + result.context.mermaid + "\n```"))
+    _print_citations(answer)
+    out_console.print()
+    out_console.print(styled((f"search quality: {result.quality.summary()}", "dim")))
 
 
 @main.command()

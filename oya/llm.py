@@ -10,7 +10,12 @@ Theory of operation:
    (a JSON schema that llama.cpp turns into a grammar), at temperature 0.2.
 3. Citations are kept only when ``validate_citations`` finds them inside a retrieved snippet.
    When none survives, the answer keeps the top retrieved citations and ``Answer.note`` says so.
-4. Generation streams, and stops once the time limit has passed. A timeout, an unreadable
+4. The answer may only link to the wiki's own pages: ``strip_links`` replaces every absolute
+   link in the model's text (``scheme://``, ``www.``, ``mailto:``, ``javascript:``...) with
+   ``[link removed]``, in the streamed text (word by word, so a link split over tokens is
+   caught) and in the final answer alike. A model talked into advertising a host by a code
+   comment cannot pass it on.
+5. Generation streams, and stops once the time limit has passed. A timeout, an unreadable
    reply or any other failure gives the extractive answer with a one-line reason in the note.
    Confidence and search quality always come from the retrieval, never from the model.
 """
@@ -39,6 +44,8 @@ DEFAULT_TIME_LIMIT = 120.0
 TEMPERATURE = 0.2
 MAX_TOKENS = 768  # room for the longest reply the schema allows, in most tokenizers
 MAX_ANSWER_CHARS = 800
+MAX_PROPOSED_CITATIONS = 20  # a server that ignores the schema cannot make validation slow
+LINK_REMOVED = "[link removed]"
 REPEAT_PENALTY = 1.15  # small models loop on a sentence without it
 FALLBACK_CITATIONS = 3
 LLM_CONTEXT_BUDGET = 1500  # core tokens of retrieved context in a local model's prompt
@@ -78,6 +85,43 @@ that support the answer (each excerpt starts with "--- PATH lines START-END", an
 its lines with its number)."""
 
 OnToken = Callable[[str], None]
+
+
+# An absolute link: any scheme followed by "//", a scheme that needs none, "www." or "//host".
+# Links never hold blanks, so text is checked blank-separated word by word (streaming included).
+# (A scheme is at most 32 characters, so no start rescans a long word: linear time.)
+_LINK = re.compile(
+    r"(?i)(?:\b[a-z][a-z0-9+.-]{0,31}://|\b(?:mailto|javascript|vbscript|data|file|tel|sms):(?=\S)"
+    r"|\bwww\.|(?<![\w/])//\w)[^\s<>\"'`)\]]*"
+)
+_HOLD = 256  # characters of an unfinished word held back while streaming; longer ones go through
+
+
+def strip_links(text: str) -> str:
+    """``text`` with every absolute link replaced by ``[link removed]`` (relative links stay)."""
+    return _LINK.sub(LINK_REMOVED, text)
+
+
+class LinkFilter:
+    """Passes streamed text to ``on_token`` with links stripped, one finished word at a time."""
+
+    def __init__(self, on_token: OnToken) -> None:
+        self.on_token = on_token
+        self.pending = ""
+
+    def feed(self, piece: str) -> None:
+        text = self.pending + piece
+        cut = len(text)
+        while cut and not text[cut - 1].isspace() and len(text) - cut < _HOLD:
+            cut -= 1  # hold back the word still being written: it may become a link
+        self.pending = text[cut:]
+        if cut:
+            self.on_token(strip_links(text[:cut]))
+
+    def flush(self) -> None:
+        if self.pending:
+            self.on_token(strip_links(self.pending))
+            self.pending = ""
 
 
 class TimeLimitExceeded(ModelError):
@@ -121,11 +165,12 @@ def parse_reply(text: str) -> tuple[str, list[tuple[str, int | None]]]:
     try:
         data = json.loads(text, strict=False)  # strict=False: raw newlines in strings
     except json.JSONDecodeError:
-        m = re.search(r"\{.*\}", text, re.S)
-        if m is None:
+        # the outermost {...}: str.find/rfind, not a regex that rescans from every "{"
+        start, end = text.find("{"), text.rfind("}")
+        if start < 0 or end < start:
             raise ModelError("the model's reply is not JSON") from None
         try:
-            data = json.loads(m.group(0), strict=False)
+            data = json.loads(text[start : end + 1], strict=False)
         except json.JSONDecodeError:
             raise ModelError("the model's reply is not valid JSON") from None
     if not isinstance(data, dict) or not isinstance(data.get("answer"), str):
@@ -134,7 +179,8 @@ def parse_reply(text: str) -> tuple[str, list[tuple[str, int | None]]]:
     if not answer:
         raise ModelError("the model's answer is empty")
     proposed: list[tuple[str, int | None]] = []
-    for item in data.get("citations") or []:
+    cited = data.get("citations")
+    for item in cited[:MAX_PROPOSED_CITATIONS] if isinstance(cited, list) else []:
         if not isinstance(item, dict) or not isinstance(item.get("path"), str):
             continue
         line = item.get("line")
@@ -165,7 +211,8 @@ class AnswerTextStream:
         if self.on_token is None or self.done:
             return
         if self.pos is None:
-            m = self._START.search(self.buffer)
+            # only the new text (and a key's length before it) can complete the key
+            m = self._START.search(self.buffer, max(0, len(self.buffer) - len(piece) - 64))
             if m is None:
                 return
             self.pos = m.end()
@@ -237,8 +284,9 @@ class _ModelAnswerer:
             return _fallback(result, "no code was retrieved, so the model was not asked")
         started = time.monotonic()
         deadline = started + self.time_limit
+        links = LinkFilter(on_token) if on_token is not None else None
         try:
-            stream = AnswerTextStream(on_token)
+            stream = AnswerTextStream(links.feed if links is not None else None)
             pieces = self._stream(build_messages(question, result), deadline)
             try:
                 for piece in pieces:
@@ -252,6 +300,10 @@ class _ModelAnswerer:
             text, proposed = parse_reply(stream.buffer)
         except Exception as exc:  # any failure: the extractive answer, with the reason
             return _fallback(result, _one_line(exc))
+        finally:
+            if links is not None:
+                links.flush()
+        text = strip_links(text)
         kept, rejected = validate_citations(proposed, result)
         note = ""
         if not kept:

@@ -1,23 +1,77 @@
 """``oya serve``: the built wiki over HTTP with the standard library's static file server.
 
 The site needs no server logic; this exists because browsers refuse ES modules, WebAssembly
-and ``fetch`` from ``file://`` pages. It only adds the MIME types Pyodide needs (``.mjs`` as
+and ``fetch`` from ``file://`` pages. It adds the MIME types Pyodide needs (``.mjs`` as
 JavaScript, ``.wasm`` as ``application/wasm``) and stays quiet. It binds to 127.0.0.1 by default.
+
+Theory of operation (security): a wiki may document private code, and a page from any web site
+can make the reader's browser send requests to 127.0.0.1. So:
+
+* Only requests whose ``Host`` names this server are served: ``localhost``, 127.0.0.1, [::1] or
+  the bound address, with the bound port (any IP literal when bound to all interfaces). A
+  hostile page that re-points its own domain at 127.0.0.1 (DNS rebinding) sends its domain as
+  ``Host`` and gets 421 Misdirected Request, so it can never read a page as same-origin.
+* Every response carries ``SECURITY_HEADERS`` (no MIME sniffing, no referrer, its own browsing
+  context group, no use from other origins) and HTML pages the Content-Security-Policy their
+  <meta> tag holds, plus ``frame-ancestors 'none'``, which a <meta> tag cannot express.
+* Folders are never listed: a folder without index.html is 404.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from oya.errors import SiteError
+from oya.site.csp import CSP
+
+# Sent with every response; README.md ("Security") lists them for static hosts too.
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+PAGE_CSP = CSP + "; frame-ancestors 'none'"  # with text/html responses
+_WILDCARD = ("", "0.0.0.0", "::")
+
+
+def host_allowed(host_header: str | None, bound: tuple[Any, ...]) -> bool:
+    """Whether a request's ``Host`` names the server bound at ``bound`` (``server_address``)."""
+    if not host_header:
+        return False
+    host, port = _split_host(host_header.strip().lower())
+    if port != int(bound[1]):
+        return False
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # any other name may be a rebinding domain
+    bound_host = str(bound[0])
+    return ip.is_loopback or bound_host in _WILDCARD or ip == ipaddress.ip_address(bound_host)
+
+
+def _split_host(value: str) -> tuple[str, int | None]:
+    """``("::1", 8000)`` from ``[::1]:8000``, ``("localhost", 80)`` from ``localhost``."""
+    host, sep, port = value.rpartition(":")
+    if not sep or "]" in port:  # no port, or only the colons of a bare [v6] literal
+        host, port = value, "80"
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port) if port.isdigit() else None
+
 
 BUILD_HINT = "build it with: oya build REPO --site (the site goes to <index folder>/site)"
 
 
 class SiteRequestHandler(SimpleHTTPRequestHandler):
+    _content_type = ""  # of the response being sent
     extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
         ".html": "text/html; charset=utf-8",
@@ -34,6 +88,33 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: no line per request
         pass
 
+    def parse_request(self) -> bool:
+        """Refuse (421) a request whose ``Host`` does not name this server, for any method."""
+        self._content_type = ""
+        if not super().parse_request():
+            return False
+        bound = self.server.server_address
+        if not isinstance(bound, tuple) or not host_allowed(self.headers.get("Host"), bound):
+            self.send_error(421, "Misdirected Request", "This server only answers to its own address.")
+            return False
+        return True
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if keyword.lower() == "content-type":
+            self._content_type = value.lower()
+        super().send_header(keyword, value)
+
+    def end_headers(self) -> None:
+        for name, value in SECURITY_HEADERS.items():
+            self.send_header(name, value)
+        if self._content_type.startswith("text/html"):
+            self.send_header("Content-Security-Policy", PAGE_CSP)
+        super().end_headers()
+
+    def list_directory(self, path: Any) -> None:
+        """No folder listings: a folder without index.html does not exist."""
+        self.send_error(404, "File not found")
+
 
 def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
     """A server for ``site_dir`` (not yet serving); ``port=0`` picks a free port."""
@@ -43,17 +124,22 @@ def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> Th
     if not (site_dir / "index.html").is_file():
         raise SiteError(f"{site_dir} has no index.html, so it is not a built Oya site; {BUILD_HINT}")
     handler = partial(SiteRequestHandler, directory=str(site_dir.resolve()))
+    server_class = _IPv6Server if ":" in host else ThreadingHTTPServer
     try:
-        return ThreadingHTTPServer((host, port), handler)
+        return server_class((host.strip("[]"), port), handler)
     except OSError as exc:
         raise SiteError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+
+
+class _IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
 
 
 def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 8000, console: Any = None) -> None:
     """Serve ``site_dir`` until interrupted, printing its URL (the real port when ``port=0``)."""
     server = make_server(site_dir, host, port)
     real_host, real_port = str(server.server_address[0]), int(server.server_address[1])
-    shown = "127.0.0.1" if real_host in ("0.0.0.0", "") else real_host
+    shown = "127.0.0.1" if real_host in _WILDCARD else f"[{real_host}]" if ":" in real_host else real_host
     url = f"http://{shown}:{real_port}/"
     message = f"Serving {site_dir} at {url} (Ctrl+C to stop)"
     if console is not None:

@@ -279,9 +279,10 @@ def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str
 
     def norm(pattern: str) -> list[str]:
         p = pattern.strip()
-        while p.startswith("./"):  # not lstrip("./"): that would eat the dot of ".github"
-            p = p[2:]
-        p = p.lstrip("/")
+        start = 0
+        while p.startswith("./", start):  # not lstrip("./"): that would eat the dot of ".github"
+            start += 2
+        p = p[start:].lstrip("/")
         # "tests" and "tests/" mean the folder and everything below it
         if not any(ch in p for ch in "*?[") and not p.endswith((".py", ".md", ".rst")):
             p = p.rstrip("/")

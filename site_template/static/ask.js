@@ -23,10 +23,13 @@
 // * State: the panel's open/closed state in localStorage, the session's questions and answers
 //   in sessionStorage (re-rendered on every page, diagrams kept as SVG so no re-render is
 //   needed). Deep links ?ask=<question> and ?q=<question> open the panel and ask.
+// * A question longer than MAX_QUESTION_CHARS is refused at once with the core's message (the core
+//   refuses it too), before anything loads: a link can carry a megabyte of text.
 
 const OPEN_KEY = "oya.ask.open";
 const HISTORY_KEY = "oya.ask.history";
 const MAX_HISTORY = 12;
+const MAX_QUESTION_CHARS = 20000; // = oya.core.query.MAX_QUESTION_CHARS (tests/site/test_ask_limits.py)
 const CHANNEL_LABELS = { lexical: "Keyword search", semantic: "Semantic search", graph: "Code-graph search" };
 const LEVEL_TEXT = { HIGH: "High confidence", MEDIUM: "Medium confidence", LOW: "Low confidence" };
 const EXAMPLES = ["How is this project organised?", "Where is the command-line entry point?", "What happens when an error is raised?"];
@@ -867,7 +870,33 @@ function scrollLogTo(node) {
   state.log.scrollTop = Math.max(0, node.offsetTop - 8);
 }
 
+// The core's one-line refusal (oya.core.query.question_too_long), said before anything loads.
+function questionTooLong(question) {
+  if (question.length <= MAX_QUESTION_CHARS) return null;
+  const n = (x) => x.toLocaleString("en-US");
+  return `The question is ${n(question.length)} characters long; the limit is ${n(MAX_QUESTION_CHARS)}: keep the error message, the traceback and the names that matter.`;
+}
+
+function refuse(question, message) {
+  setOpen(true, { persist: true });
+  state.input.value = question; // kept in the box, to be shortened
+  const shown = `${question.slice(0, 200)}…`; // the history keeps a glimpse, not the megabyte
+  const item = { id: `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, question: shown, at: Date.now(), error: message };
+  const history = readHistory();
+  history.push(item);
+  writeHistory(history);
+  const empty = state.log.querySelector(".ask-empty");
+  if (empty) empty.remove();
+  const node = renderEntry(item);
+  state.log.append(node);
+  scrollLogTo(node);
+  lastRun = { error: message };
+  return lastRun;
+}
+
 async function ask(question, options = {}) {
+  const tooLong = questionTooLong(question);
+  if (tooLong) return refuse(question, tooLong);
   mark("asked");
   setOpen(true, { persist: true });
   state.busy = true;

@@ -147,6 +147,21 @@ def test_bad_input_gives_one_line_and_nonzero_exit(
     assert needle in lines[0].lower()
 
 
+@pytest.mark.parametrize("command", ["search", "ask"])
+def test_an_over_long_query_is_refused_in_one_line_without_reading_it_all(
+    sample_index: Path, command: str
+) -> None:
+    huge = "x" * 1_048_576  # one 1 MB token: used to take longer than anyone waited
+    for args, stdin in (([huge], None), (["-"], huge * 8), (["-"], " " * 30_000 + "y" * 20_001)):
+        code, out, err = invoke(command, *args, "--index", str(sample_index), input=stdin)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code != 0 and out == "" and len(lines) == 1, err
+        assert "the limit is 20,000" in lines[0]
+    # at the limit (blanks around it do not count) the query is answered
+    code, _, _ = invoke(command, "-", "--index", str(sample_index), "--json", input=f"\n {'y' * 20_000} \n")
+    assert code == 0
+
+
 def test_corrupt_index_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "idx").mkdir()
     (tmp_path / "idx" / "index.duckdb").write_bytes(b"this is not a database" * 100)

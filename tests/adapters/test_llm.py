@@ -11,13 +11,13 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fake_models import FakeLlama
 
 from oya.build import run_build
 from oya.cli import main
@@ -54,38 +54,6 @@ def audit_restock(sku: str) -> str:
     """Describe a restock of ``sku`` for the audit log."""
     return f"restock {{sku}}"
 '''
-
-
-class FakeLlama:
-    """Streams a canned reply the way ``Llama.create_chat_completion(stream=True)`` does."""
-
-    def __init__(self, reply: str, *, delay: float = 0.0, piece: int = 7, error: Exception | None = None):
-        self.reply = reply
-        self.delay = delay
-        self.piece = piece
-        self.error = error
-        self.calls: list[dict[str, Any]] = []
-        self.closed = False
-
-    def create_chat_completion(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        self.calls.append(kwargs)
-        if self.error is not None:
-            raise self.error
-        return self._chunks()
-
-    def _chunks(self) -> Iterator[dict[str, Any]]:
-        try:
-            yield {"choices": [{"delta": {"role": "assistant"}}]}
-            for i in range(0, len(self.reply), self.piece):
-                if self.delay:
-                    time.sleep(self.delay)
-                yield {"choices": [{"delta": {"content": self.reply[i : i + self.piece]}}]}
-        finally:
-            self.closed = True
-
-    @property
-    def prompt(self) -> str:
-        return "\n".join(m["content"] for m in self.calls[-1]["messages"])
 
 
 @pytest.fixture(scope="module")

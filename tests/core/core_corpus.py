@@ -15,9 +15,10 @@ import zlib
 from dataclasses import dataclass
 
 from oya.core.bm25 import BM25Index
-from oya.core.engine import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel
+from oya.core.engine import BM25Channel, GraphChannel, MemoryCorpus, RetrievalOptions, VectorChannel, retrieve
 from oya.core.graph import CodeGraph
 from oya.core.records import Chunk, Edge, Node
+from oya.core.results import RetrievalResult
 from oya.core.tokenize import count_tokens, tokenize
 from oya.core.vectors import VectorIndex, normalize
 
@@ -285,3 +286,15 @@ def build_inventory() -> Inventory:
     bm25 = BM25Channel(BM25Index.build((c.id, tokenize(c.title + "\n" + c.text)) for c in chunks))
     vectors = VectorChannel(VectorIndex.from_rows((c.id, embed(c.title + "\n" + c.text)) for c in chunks))
     return Inventory(chunks, nodes, edges, graph, corpus, bm25, vectors, GraphChannel(graph, corpus))
+
+
+def ask(inv: Inventory, question: str, **opts: object) -> RetrievalResult:
+    """``question`` through every channel of ``inv`` with the fake embedder."""
+    return retrieve(
+        question,
+        channels=inv.channels,
+        graph=inv.graph,
+        corpus=inv.corpus,
+        vector=embed(question),
+        options=RetrievalOptions(**opts),  # type: ignore[arg-type]
+    )

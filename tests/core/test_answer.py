@@ -5,27 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from core_corpus import Inventory, build_inventory, embed
+from core_corpus import Inventory, ask, build_inventory
 
 from oya.core.answer import extractive_answer, first_sentence, validate_citations
-from oya.core.engine import RetrievalOptions, retrieve
-from oya.core.results import RetrievalResult
 
 
 @pytest.fixture(scope="module")
 def inventory() -> Inventory:
     return build_inventory()
-
-
-def ask(inv: Inventory, question: str, **opts: object) -> RetrievalResult:
-    return retrieve(
-        question,
-        channels=inv.channels,
-        graph=inv.graph,
-        corpus=inv.corpus,
-        vector=embed(question),
-        options=RetrievalOptions(**opts),
-    )  # type: ignore[arg-type]
 
 
 def test_extractive_answer_cites_only_retrieved_code(inventory: Inventory) -> None:

@@ -1,0 +1,120 @@
+"""``oya serve``: security headers, no folder listings, and only its own Host names answered.
+
+A page from any web site can make a browser request http://127.0.0.1:PORT/, and with DNS
+rebinding read the answer as same-origin: the request then carries the attacker's domain as its
+Host, which the server must refuse. Requests go through http.client so the Host can be forged.
+"""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from oya.serve import PAGE_CSP, SECURITY_HEADERS, host_allowed, make_server
+from oya.site.csp import CSP
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    site = tmp_path_factory.mktemp("site")
+    (site / "index.html").write_text("<!doctype html><title>private wiki</title>", encoding="utf-8")
+    (site / "files").mkdir()
+    (site / "files" / "a.py.html").write_text("<p>secret design</p>", encoding="utf-8")
+    (site / "bundle").mkdir()
+    (site / "bundle" / "index.json").write_text("{}", encoding="utf-8")
+    httpd = make_server(site, "127.0.0.1", 0)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(httpd.server_address[1])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def get(port: int, path: str, host: str | None = None, method: str = "GET") -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.putrequest(method, path, skip_host=True)
+    if host is not None:
+        conn.putheader("Host", host)
+    conn.endheaders()
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response
+
+
+@pytest.mark.parametrize("name", ["127.0.0.1", "localhost", "LocalHost", "[::1]"])
+def test_own_names_are_served_with_security_headers(server: int, name: str) -> None:
+    page = get(server, "/files/a.py.html", f"{name}:{server}")
+    assert page.status == 200
+    for header, value in SECURITY_HEADERS.items():
+        assert page.headers[header] == value
+    assert page.headers["Content-Security-Policy"] == PAGE_CSP
+    assert PAGE_CSP.startswith(CSP) and "frame-ancestors 'none'" in PAGE_CSP
+    data = get(server, "/bundle/index.json", f"{name}:{server}")
+    assert data.status == 200 and data.headers["X-Content-Type-Options"] == "nosniff"
+    assert data.headers["Content-Security-Policy"] is None  # a policy is for documents
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",  # DNS rebinding: the attacker's name, re-pointed at 127.0.0.1
+        "evil.example:{port}",
+        "127.0.0.1.evil.example:{port}",
+        "localhost.evil.example:{port}",
+        "127.0.0.1:1",  # the right name, another port
+        "localhost",  # port 80 implied
+        "10.0.0.1:{port}",  # another address
+        None,  # no Host at all
+    ],
+)
+def test_other_host_names_are_refused(server: int, host: str | None) -> None:
+    for method in ("GET", "HEAD"):
+        response = get(server, "/files/a.py.html", None if host is None else host.format(port=server), method)
+        assert response.status == 421
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_folders_are_not_listed(server: int) -> None:
+    host = f"127.0.0.1:{server}"
+    assert get(server, "/files/", host).status == 404
+    assert get(server, "/bundle/", host).status == 404
+    assert get(server, "/files", host).status in (301, 404)  # the redirect to files/, which is 404
+    assert get(server, "/", host).status == 200  # a folder with index.html is its page
+
+
+def test_host_allowed_for_wildcard_and_ipv6_binds() -> None:
+    assert host_allowed("192.168.1.5:8000", ("0.0.0.0", 8000))  # an IP literal cannot be rebound
+    assert not host_allowed("evil.example:8000", ("0.0.0.0", 8000))
+    assert host_allowed("[::1]:8000", ("::1", 8000, 0, 0))
+    assert host_allowed("192.168.1.5:8000", ("192.168.1.5", 8000))
+    assert not host_allowed("192.168.1.6:8000", ("192.168.1.5", 8000))
+    assert not host_allowed("localhost:notaport", ("127.0.0.1", 8000))
+    assert not host_allowed("", ("127.0.0.1", 8000))
+
+
+def test_serve_on_ipv6_loopback(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html><title>v6</title>", encoding="utf-8")
+    try:
+        httpd = make_server(tmp_path, "::1", 0)
+    except Exception as exc:  # a machine without IPv6 cannot run this one check
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = int(httpd.server_address[1])
+        conn = http.client.HTTPConnection("::1", port, timeout=5)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
