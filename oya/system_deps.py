@@ -157,7 +157,7 @@ class Apt:
         if code != 0:
             raise SetupError(
                 f"cannot install {package} ({_apt_reason(output, code)}); apt's output is in {self.log}; "
-                f"run: sudo apt-get install --no-install-recommends {package}"
+                f"to resolve it by hand, run: apt-get install --no-install-recommends {package}"
             )
 
 
