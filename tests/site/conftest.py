@@ -22,13 +22,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from oya.serve import SiteRequestHandler
-from oya.site.browser import CHROMIUM as CHROMIUM_BINARY
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS
+from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message
 from oya.site.core_wheel import build_core_wheel
 from oya.site.model_export import copy_model, export_query_model
 from oya.site.vendor import copy_runtime, default_cache_dir, ensure_vendor
 
-CHROMIUM = Path(CHROMIUM_BINARY)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_REPO = REPO_ROOT / "data" / "sample_repo"
 CHROMIUM_ARGS = list(OFFLINE_CHROMIUM_ARGS)
@@ -143,10 +141,9 @@ class BrowserPage:
 
 @pytest.fixture(scope="session")
 def playwright_instance() -> Iterator[Any]:
-    if not CHROMIUM.exists():
+    if find_chromium() is None:
         pytest.fail(
-            f"{CHROMIUM} is missing: real-browser tests need Debian's Chromium "
-            "(apt-get update && apt-get install -y chromium). Never run `playwright install`.",
+            f"real-browser tests need Chromium: {missing_chromium_message()}. Never run `playwright install`.",
             pytrace=False,
         )
     from playwright.sync_api import sync_playwright
@@ -173,7 +170,7 @@ def browser_page(playwright_instance: Any, tmp_path: Path) -> Iterator[BrowserPa
     """
     context = playwright_instance.chromium.launch_persistent_context(
         str(tmp_path / "profile"),
-        executable_path=str(CHROMIUM),
+        executable_path=find_chromium(),
         headless=True,
         args=CHROMIUM_ARGS,
     )
