@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from embed_variants import VARIANTS  # noqa: E402
 from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
 from eval.project import FoldedBM25Channel, MemoChannel, Project, channels_for, load_project  # noqa: E402
 
@@ -145,6 +146,9 @@ def run_config(
             "chunk": summarize_ranks(chunk_ranks),
             "file": summarize_ranks(file_ranks),
             "n": len(queries),
+            # per query, in query order: for paired comparisons of two runs (bench/eval_compare.py)
+            "chunk_ranks": chunk_ranks,
+            "file_ranks": file_ranks,
         }
     cov: list[float] = []
     found: list[float] = []
@@ -155,7 +159,12 @@ def run_config(
         shown = {s.citation.node_id for s in r.context.snippets}
         cov.append(len(cq.connected & shown) / len(cq.connected))
         found.append(1.0 if cq.node_id in shown else 0.0)
-    res["connected"] = {"coverage": mean(cov), "target_in_context": mean(found), "n": len(cov)}
+    res["connected"] = {
+        "coverage": mean(cov),
+        "target_in_context": mean(found),
+        "n": len(cov),
+        "coverages": cov,
+    }
     res["intents"] = intents
     return res
 
@@ -254,7 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--projects", default=",".join(PROJECTS))
     ap.add_argument("--holdout", default=",".join(HOLDOUT))
-    ap.add_argument("--embedder", default="minilm", choices=("minilm", "hashing"))
+    ap.add_argument(
+        "--embedder",
+        default="minilm",
+        choices=("minilm", "hashing", *VARIANTS),
+        help="the product's embedders, or a variant of bench/embed_variants.py",
+    )
     ap.add_argument("--code", type=int, default=150, help="code-search queries per project")
     ap.add_argument("--prose", type=int, default=150, help="prose queries per project")
     ap.add_argument("--connected", type=int, default=60, help="connected-code questions per project")
@@ -264,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(RESULTS / "eval_quality.json"))
     args = ap.parse_args(argv)
 
-    embedder = make_embedder(args.embedder)
+    embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
     load_start = os.getloadavg()
     configs = dict(BASELINES) if args.no_ablation else {**BASELINES, **ablations()}
     tuned = [s for s in args.projects.split(",") if s]

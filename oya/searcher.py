@@ -8,15 +8,17 @@ from pathlib import Path
 from oya.core.engine import ChannelUnavailable, GraphChannel, RetrievalOptions, retrieve
 from oya.core.query import QueryPlan
 from oya.core.results import RetrievalResult
-from oya.embed import MINILM_ID, Embedder, HashingEmbedder, OnnxMiniLMEmbedder
+from oya.embed import MINILM_ID, MINILM_INT8_ID, Embedder, HashingEmbedder, OnnxMiniLMEmbedder
 from oya.errors import OyaError, QueryError
 from oya.store import DuckBM25Channel, Index, MatrixVectorChannel
 
 
 def embedder_for(model_id: str) -> Embedder | None:
     """The embedder that made an index, so questions land in the same vector space."""
-    if model_id == MINILM_ID:
-        # one thread: a single short question gains nothing from two, and a second thread
+    if model_id in (MINILM_INT8_ID, MINILM_ID):
+        # An fp32 index from before the int8 default is asked with int8 question vectors, as the
+        # browser always did (cosine >= 0.98 with fp32); rebuilding it re-embeds it with int8.
+        # One thread: a single short question gains nothing from two, and a second thread
         # contending with other work made query embedding 5-10x slower in the benchmark
         return OnnxMiniLMEmbedder(threads=1)
     if model_id.startswith("oya-hashing-"):

