@@ -8,13 +8,17 @@ Theory of operation:
 * Tables: ``meta``, ``files``, ``chunks`` (with ``tokens``: the core tokenizer's output,
   space-joined), ``embeddings`` (unit vectors as little-endian float32 BLOBs), ``nodes``, ``edges``,
   ``skipped``, ``parsed_files`` (each file's parse as JSON, which the next build reuses for the
-  files that did not change; ``read_previous`` hands a build what it may reuse). DuckDB's ``fts`` extension indexes ``chunks.tokens`` with stemming, stopwords,
-  accent stripping and lower-casing all off and whitespace as the only separator, so its
-  dictionary is exactly the core's tokens.
+  files that did not change; see ``oya.reuse``).
+* BM25's statistics are plain SQL over ``chunks.tokens`` (split at spaces only, so the terms are
+  exactly the core's tokens): ``fts_main_chunks.docs`` (docid = the chunk's rowid, name, len),
+  ``.dict`` (termid, term, df) and ``.stats`` (num_docs, avgdl), the tables and columns DuckDB's
+  ``fts`` extension makes, plus ``bm25_postings`` (termid, docid, tf) sorted by termid. The
+  extension's ``create_fts_index`` built the same numbers three times slower (it also writes a
+  row per token occurrence, a million for networkx); ``tests/adapters/test_store_parity.py``
+  builds the extension's index over the same chunks and checks the two agree.
 * Queries do not call ``match_bm25`` row by row; ``DuckBM25Channel`` evaluates the same
-  formula as one aggregate over the FTS tables (``fts_main_chunks.terms/dict/docs/stats``),
-  which is what ``oya.core.bm25`` computes too — ``tests/adapters/test_store_parity.py``
-  holds the three rankings together. Reading needs no extension at all.
+  formula as one aggregate over those tables, which is what ``oya.core.bm25`` computes too —
+  the parity tests hold the rankings together. Reading needs no extension at all.
 * The semantic channel loads the vector blobs once into a numpy matrix and ranks by one
   matrix-vector product (DuckDB cannot read a float32 BLOB as an array, and
   ``FLOAT[dim]`` columns made the build 20x slower to write); it ranks like
@@ -70,10 +74,29 @@ def chunk_tokens(chunk: Chunk) -> list[str]:
     return tokenize(chunk.title + "\n" + chunk.text)
 
 
-def _load_fts(con: duckdb.DuckDBPyConnection) -> None:
-    import duckdb_extensions  # registry package that ships the fts binary (no download)
+# Every token occurrence once (empty token strings give no term), then the FTS layout from it.
+_BM25_TABLES = """
+CREATE SCHEMA fts_main_chunks;
+CREATE TEMP TABLE occurrences AS
+    SELECT docid, term FROM (SELECT rowid AS docid, unnest(string_split(tokens, ' ')) AS term FROM chunks)
+    WHERE term <> '';
+CREATE TABLE fts_main_chunks.docs AS
+    SELECT c.rowid AS docid, c.id AS name, count(o.term)::BIGINT AS len
+    FROM chunks c LEFT JOIN occurrences o ON o.docid = c.rowid GROUP BY ALL ORDER BY docid;
+CREATE TABLE fts_main_chunks.dict AS
+    SELECT (row_number() OVER (ORDER BY term) - 1)::BIGINT AS termid, term, count(DISTINCT docid)::BIGINT AS df
+    FROM occurrences GROUP BY term ORDER BY termid;
+CREATE TABLE fts_main_chunks.stats AS
+    SELECT count(*)::BIGINT AS num_docs, avg(len)::DOUBLE AS avgdl FROM fts_main_chunks.docs;
+CREATE TABLE bm25_postings AS
+    SELECT d.termid, o.docid, count(*)::INTEGER AS tf
+    FROM occurrences o JOIN fts_main_chunks.dict d USING (term) GROUP BY ALL ORDER BY termid, docid;
+DROP TABLE occurrences;
+"""
 
-    duckdb_extensions.import_extension("fts", con=con)
+
+def _write_bm25_tables(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(_BM25_TABLES)
 
 
 def write_index(
@@ -161,15 +184,7 @@ def write_index(
             if progress:
                 progress(len(tables), steps)
             if ordered:
-                _load_fts(con)
-                con.execute(
-                    "PRAGMA create_fts_index('chunks', 'id', 'tokens', stemmer='none', stopwords='none', "
-                    "ignore='\\s+', strip_accents=0, lower=0, overwrite=1)"
-                )
-                con.execute(
-                    "CREATE TABLE bm25_postings AS SELECT termid, docid, count(*)::INTEGER AS tf "
-                    "FROM fts_main_chunks.terms GROUP BY termid, docid ORDER BY termid, docid"
-                )
+                _write_bm25_tables(con)
             con.execute("CHECKPOINT")
         finally:
             con.close()
