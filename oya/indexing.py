@@ -20,8 +20,8 @@ from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
 from oya.reader import scan_repository
 from oya.reuse import (
-    parsed_from_json,
-    parsed_to_json,
+    decode_parse,
+    encode_parse,
     previous_chunks,
     previous_parses,
     previous_tokens,
@@ -38,7 +38,7 @@ class CodeGraphData:
     edges: tuple[Edge, ...]
     parsed: dict[str, ParsedFile]
     parse_errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    parsed_json: dict[str, str] = field(default_factory=dict)  # what the index keeps for the next build
+    encoded: dict[str, bytes] = field(default_factory=dict)  # what the index keeps for the next build
     reused: int = 0  # files whose parse came from the previous index
 
     def stats(self) -> dict[str, int | float]:
@@ -69,21 +69,21 @@ def parse_and_link(
     the graph across all of them."""
     previous = previous_parses(out_dir) if out_dir is not None else {}
     parsed: dict[str, ParsedFile] = {}
-    as_json: dict[str, str] = {}
+    encoded: dict[str, bytes] = {}
     reused = 0
     for i, f in enumerate(scan_result.files):
         old = previous.get(f.path)
         if old is not None and _unchanged(f, old):
-            parsed[f.path], as_json[f.path] = parsed_from_json(old[2]), old[2]
+            parsed[f.path], encoded[f.path] = decode_parse(old[2]), old[2]
             reused += 1
         elif (parser := parser_for(f.language)) is not None:
             parsed[f.path] = parser.parse(f)
-            as_json[f.path] = parsed_to_json(parsed[f.path])
+            encoded[f.path] = encode_parse(parsed[f.path])
         if progress:
             progress(i + 1, len(scan_result.files))
     nodes, edges = build_graph(list(parsed.values()))
     errors = {p: pf.errors for p, pf in parsed.items() if pf.errors}
-    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, as_json, reused)
+    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, encoded, reused)
 
 
 def make_chunks(
@@ -164,7 +164,7 @@ def write_search_index(
         edges=graph.edges,
         meta=meta,
         dim=embeddings.dim,
-        parsed=graph.parsed_json,
+        parsed=graph.encoded,
         tokens=tokens,
         progress=progress,
     )

@@ -7,7 +7,7 @@ Theory of operation:
   never destroys the index that was already there.
 * Tables: ``meta``, ``files``, ``chunks`` (with ``tokens``: the core tokenizer's output,
   space-joined), ``embeddings`` (unit vectors as little-endian float32 BLOBs), ``nodes``, ``edges``,
-  ``skipped``, ``parsed_files`` (each file's parse as JSON, which the next build reuses for the
+  ``skipped``, ``parsed_files`` (each file's parse as compressed JSON, which the next build reuses for the
   files that did not change; see ``oya.reuse``).
 * BM25's statistics are plain SQL over ``chunks.tokens`` (split at spaces only, so the terms are
   exactly the core's tokens): ``fts_main_chunks.docs`` (docid = the chunk's rowid, name, len),
@@ -65,7 +65,7 @@ CREATE TABLE nodes (id VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, qualname
                     docstring VARCHAR, centrality DOUBLE);
 CREATE TABLE edges (source VARCHAR, target VARCHAR, kind VARCHAR, confidence DOUBLE);
 CREATE TABLE embeddings (chunk_id VARCHAR PRIMARY KEY, vec BLOB);
-CREATE TABLE parsed_files (path VARCHAR PRIMARY KEY, parsed VARCHAR);
+CREATE TABLE parsed_files (path VARCHAR PRIMARY KEY, parsed BLOB);
 """
 
 
@@ -110,14 +110,14 @@ def write_index(
     edges: Sequence[Edge],
     meta: Mapping[str, str],
     dim: int,
-    parsed: Mapping[str, str] | None = None,
+    parsed: Mapping[str, bytes] | None = None,
     tokens: Mapping[str, str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Write the index to ``out_dir/index.duckdb`` atomically; returns its path.
 
     ``embeddings`` maps chunk id to a little-endian float32 blob of ``dim`` floats; ``parsed`` maps
-    a path to its parse as JSON; ``tokens`` maps chunk ids to their space-joined ``chunk_tokens``
+    a path to its encoded parse (``oya.reuse``); ``tokens`` maps chunk ids to their space-joined ``chunk_tokens``
     where already known (the rest are tokenized here). ``progress`` hears (tables written, of).
     Rows go in through newline-delimited JSON files read by ``read_json`` (DuckDB's
     ``executemany`` inserts row by row and is two orders of magnitude slower).

@@ -78,9 +78,9 @@ def test_an_index_from_other_code_is_not_reused(
     assert _build(sample_repo, out, cache)["metadata"]["code_graph"]["parses_reused"] == 0
 
 
-def test_a_parse_survives_its_json_form(sample_repo: Path) -> None:
+def test_a_parse_survives_its_encoding(sample_repo: Path) -> None:
     for f in scan_repository(sample_repo).files:
         parser = parser_for(f.language)
         if parser is not None:
             parsed = parser.parse(f)
-            assert reuse.parsed_from_json(reuse.parsed_to_json(parsed)) == parsed
+            assert reuse.decode_parse(reuse.encode_parse(parsed)) == parsed
