@@ -8,6 +8,7 @@ log is. ``OYA_DEBUG=1`` also prints Dagster's error log, stack trace included.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import time
@@ -157,7 +158,7 @@ def write_log(instance: Any, run_id: str, path: Path) -> Path:
     lines = []
     for entry in instance.all_logs(run_id):
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(entry.timestamp))
-        level = logging_level_name(entry.level)
+        level = entry.level if isinstance(entry.level, str) else logging.getLevelName(entry.level)
         lines.append(f"{stamp} {level:<7} {entry.step_key or '-'} - {entry.user_message or entry.message}")
         event = entry.dagster_event
         if event is not None and event.is_step_failure and event.step_failure_data.error is not None:
@@ -173,15 +174,9 @@ def write_log(instance: Any, run_id: str, path: Path) -> Path:
     return path
 
 
-def logging_level_name(level: int | str) -> str:
-    import logging
-
-    return level if isinstance(level, str) else logging.getLevelName(level)
-
-
 def _failure_message(result: Any) -> str:
     for event in result.all_events:
-        if event.is_failure and event.step_failure_data is not None:
+        if event.is_step_failure and event.step_failure_data is not None:
             err = event.step_failure_data.user_failure_data or None
             error = event.step_failure_data.error
             while error is not None and error.cause is not None and "OyaError" not in error.cls_name:

@@ -63,7 +63,7 @@ def code_graph(
     t0 = time.perf_counter()
     progress.update("code_graph", 0, 1)
     graph = indexing.parse_and_link(
-        source_files, settings.out, progress=progress.reporter(context, "code_graph", "files parsed")
+        source_files, settings.out, progress=progress.reporter(context, "code_graph", "files")
     )
     stats = graph.stats()
     return Output(
@@ -90,7 +90,7 @@ def chunks(
     t0 = time.perf_counter()
     progress.update("chunks", 0, 1)
     out = indexing.make_chunks(
-        source_files, code_graph, settings.out, progress=progress.reporter(context, "chunks", "files chunked")
+        source_files, code_graph, settings.out, progress=progress.reporter(context, "chunks", "files")
     )
     return Output(
         out,

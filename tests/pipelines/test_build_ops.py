@@ -193,6 +193,6 @@ def test_the_build_log_holds_progress_lines(sample_repo: Path, tmp_path: Path) -
     )
     assert "chunk_embeddings" in screen.getvalue() and "ETA" in screen.getvalue()  # the live bars
     log = (tmp_path / "out" / "build.log").read_text()
-    assert "code_graph: 9/9 files parsed" in log or "files parsed" in log
+    assert "code_graph: 9/9 files" in log and "chunks: 9/9 files" in log
     assert "chunk_embeddings: 51/51 embedded" in log
     assert "search_index: 9/9 tables written" in log
