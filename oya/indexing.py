@@ -62,6 +62,14 @@ def _unchanged(f: SourceFile, previous: tuple[str, str, object] | None) -> bool:
     return previous is not None and previous[0] == f.sha256 and previous[1] == f.language
 
 
+def _taken(f: SourceFile, old: tuple[str, str, object] | None) -> tuple[ParsedFile, bytes] | None:
+    """The previous index's parse of ``f`` when ``f`` is unchanged and the parse reads back."""
+    if old is None or not _unchanged(f, old) or not isinstance(old[2], bytes):
+        return None
+    parse = decode_parse(old[2])
+    return (parse, old[2]) if parse is not None else None
+
+
 def parse_and_link(
     scan_result: ScanResult, out_dir: Path | None = None, progress: Progress | None = None
 ) -> CodeGraphData:
@@ -72,9 +80,8 @@ def parse_and_link(
     encoded: dict[str, bytes] = {}
     reused = 0
     for i, f in enumerate(scan_result.files):
-        old = previous.get(f.path)
-        if old is not None and _unchanged(f, old):
-            parsed[f.path], encoded[f.path] = decode_parse(old[2]), old[2]
+        if (taken := _taken(f, previous.get(f.path))) is not None:
+            parsed[f.path], encoded[f.path] = taken
             reused += 1
         elif (parser := parser_for(f.language)) is not None:
             parsed[f.path] = parser.parse(f)

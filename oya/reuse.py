@@ -18,7 +18,6 @@ Theory of operation:
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import zlib
@@ -47,8 +46,7 @@ _MODULES = (
 _PACKAGES = ("tree-sitter", "tree-sitter-python")
 
 
-@functools.cache
-def reuse_key() -> str:
+def _key_of_loaded_code() -> str:
     digest = hashlib.sha256()
     for name in _MODULES:
         digest.update(Path(str(import_module(name).__file__)).read_bytes())
@@ -56,6 +54,15 @@ def reuse_key() -> str:
         with contextlib.suppress(PackageNotFoundError):
             digest.update(f"{package}=={version(package)}".encode())
     return digest.hexdigest()[:32]
+
+
+# Taken when Oya is imported, so it describes the code that runs: source edited while a build
+# runs must not make that build's index look as if the new code had written it.
+_REUSE_KEY = _key_of_loaded_code()
+
+
+def reuse_key() -> str:
+    return _REUSE_KEY
 
 
 # -- a parse as compressed JSON -----------------------------------------------------------------------
@@ -75,16 +82,20 @@ def encode_parse(p: ParsedFile) -> bytes:
     return zlib.compress(text.encode("utf-8"), 1)
 
 
-def decode_parse(blob: bytes) -> ParsedFile:
-    d = json.loads(zlib.decompress(blob))
-    return ParsedFile(
-        path=d["path"],
-        module=d["module"],
-        symbols=tuple(Node(*row) for row in d["symbols"]),
-        references=tuple(Reference(*row) for row in d["references"]),
-        imports=dict(d["imports"]),
-        errors=tuple(d["errors"]),
-    )
+def decode_parse(blob: object) -> ParsedFile | None:
+    """The parse ``encode_parse`` wrote, or None when ``blob`` is not one (the file is parsed again)."""
+    try:
+        d = json.loads(zlib.decompress(blob))  # type: ignore[arg-type]
+        return ParsedFile(
+            path=d["path"],
+            module=d["module"],
+            symbols=tuple(Node(*row) for row in d["symbols"]),
+            references=tuple(Reference(*row) for row in d["references"]),
+            imports=dict(d["imports"]),
+            errors=tuple(d["errors"]),
+        )
+    except (zlib.error, ValueError, TypeError, KeyError):
+        return None
 
 
 # -- reading the previous index ------------------------------------------------------------------
@@ -113,7 +124,7 @@ def _previous(out_dir: Path) -> Iterator[duckdb.DuckDBPyConnection | None]:
             con.close()
 
 
-def previous_parses(out_dir: Path) -> dict[str, tuple[str, str, bytes]]:
+def previous_parses(out_dir: Path) -> dict[str, tuple[str, str, object]]:
     """Path -> (sha256, language, encoded parse) of every parsed file in the previous index."""
     with _previous(out_dir) as con:
         if con is None:
@@ -122,7 +133,7 @@ def previous_parses(out_dir: Path) -> dict[str, tuple[str, str, bytes]]:
             rows = con.execute(
                 "SELECT p.path, f.sha256, f.language, p.parsed FROM parsed_files p JOIN files f USING (path)"
             ).fetchall()
-            return {str(p): (str(h), str(lang), bytes(b)) for p, h, lang, b in rows}
+            return {str(p): (str(h), str(lang), b) for p, h, lang, b in rows}
     return {}
 
 

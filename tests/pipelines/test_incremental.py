@@ -78,6 +78,18 @@ def test_an_index_from_other_code_is_not_reused(
     assert _build(sample_repo, out, cache)["metadata"]["code_graph"]["parses_reused"] == 0
 
 
+def test_unreadable_previous_parses_are_parsed_again(sample_repo: Path, tmp_path: Path) -> None:
+    out, cache = tmp_path / "idx", tmp_path / "cache"
+    _build(sample_repo, out, cache)
+    con = duckdb.connect(str(out / "index.duckdb"))
+    con.execute("UPDATE parsed_files SET parsed = 'not a parse'::BLOB")
+    con.close()
+    again = _build(sample_repo, out, cache)
+    assert again["metadata"]["code_graph"]["parses_reused"] == 0
+    _build(sample_repo, tmp_path / "fresh", cache)
+    assert _tables(out / "index.duckdb") == _tables(tmp_path / "fresh" / "index.duckdb")
+
+
 def test_a_parse_survives_its_encoding(sample_repo: Path) -> None:
     for f in scan_repository(sample_repo).files:
         parser = parser_for(f.language)
