@@ -1,17 +1,33 @@
 """``oya build``: run the Dagster asset job in-process with a progress display and collect
-a summary (counts and seconds per asset) from the materialization metadata."""
+a summary (counts and seconds per asset) from the materialization metadata.
+
+Dagster's own log (every event, progress lines, a failure's stack trace) goes to ``build.log``
+in the index folder, not to the terminal: a failed build says why in one line and where the
+log is. ``OYA_DEBUG=1`` also prints Dagster's error log, stack trace included.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from oya.errors import OyaError
 
+LOG_FILE = "build.log"
 ASSET_ORDER = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
 SITE_ORDER = ("wiki_pages", "wiki_site")
 
@@ -66,6 +82,8 @@ def run_build(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         console=console,
         disable=console is None,
         transient=True,
@@ -82,6 +100,12 @@ def run_build(
     assets: list[Any] = list(INDEX_ASSETS) + [chunks_hold_no_secrets, search_index_opens]
     if with_site:
         assets += SITE_ASSETS
+    try:
+        settings.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OyaError(f"cannot create the index folder {settings.out}: {exc.strerror or exc}") from exc
+    debug = bool(os.environ.get("OYA_DEBUG"))
+    instance = DagsterInstance.ephemeral()
     t0 = time.perf_counter()
     with bar:
         result = materialize(
@@ -91,12 +115,13 @@ def run_build(
                 "progress": ProgressResource(update),
                 "io_manager": mem_io_manager,
             },
-            instance=DagsterInstance.ephemeral(),
-            run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
+            instance=instance,
+            run_config={"loggers": {"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}}},
             raise_on_error=False,
         )
+    log_path = write_log(instance, result.run_id, settings.out / LOG_FILE)
     if not result.success:
-        raise OyaError(_failure_message(result))
+        raise OyaError(f"{_failure_message(result)} (log: {log_path})")
     seconds = time.perf_counter() - t0
     rows = []
     metadata: dict[str, dict[str, Any]] = {}
@@ -127,9 +152,31 @@ def run_build(
     return summary
 
 
+def write_log(instance: Any, run_id: str, path: Path) -> Path:
+    """Every event of the run as text lines (a failure with its stack trace) into ``path``, or
+    into a temporary file when ``path`` cannot be written; returns where it went."""
+    lines = []
+    for entry in instance.all_logs(run_id):
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(entry.timestamp))
+        level = entry.level if isinstance(entry.level, str) else logging.getLevelName(entry.level)
+        lines.append(f"{stamp} {level:<7} {entry.step_key or '-'} - {entry.user_message or entry.message}")
+        event = entry.dagster_event
+        if event is not None and event.is_step_failure and event.step_failure_data.error is not None:
+            lines.append(event.step_failure_data.error.to_string().rstrip())
+    text = "\n".join(lines) + "\n"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError:
+        fd, name = tempfile.mkstemp(prefix="oya-build-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        path = Path(name)
+    return path
+
+
 def _failure_message(result: Any) -> str:
     for event in result.all_events:
-        if event.is_failure and event.step_failure_data is not None:
+        if event.is_step_failure and event.step_failure_data is not None:
             err = event.step_failure_data.user_failure_data or None
             error = event.step_failure_data.error
             while error is not None and error.cause is not None and "OyaError" not in error.cls_name:

@@ -16,10 +16,20 @@ from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
 from oya.embed import Embedder, EmbeddingCache, embed_chunks
 from oya.graph_build import build_graph, graph_stats
-from oya.models import ParsedFile, ScanResult
+from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
 from oya.reader import scan_repository
+from oya.reuse import (
+    decode_parse,
+    encode_parse,
+    previous_chunks,
+    previous_parses,
+    previous_tokens,
+    reuse_key,
+)
 from oya.store import write_index
+
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,8 @@ class CodeGraphData:
     edges: tuple[Edge, ...]
     parsed: dict[str, ParsedFile]
     parse_errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    encoded: dict[str, bytes] = field(default_factory=dict)  # what the index keeps for the next build
+    reused: int = 0  # files whose parse came from the previous index
 
     def stats(self) -> dict[str, int | float]:
         return graph_stats(self.nodes, self.edges)
@@ -46,21 +58,58 @@ def scan(repo: Path, max_file_bytes: int = 1_000_000) -> ScanResult:
     return scan_repository(repo, max_file_bytes=max_file_bytes)
 
 
-def parse_and_link(scan_result: ScanResult) -> CodeGraphData:
+def _unchanged(f: SourceFile, previous: tuple[str, str, object] | None) -> bool:
+    return previous is not None and previous[0] == f.sha256 and previous[1] == f.language
+
+
+def _taken(f: SourceFile, old: tuple[str, str, object] | None) -> tuple[ParsedFile, bytes] | None:
+    """The previous index's parse of ``f`` when ``f`` is unchanged and the parse reads back."""
+    if old is None or not _unchanged(f, old) or not isinstance(old[2], bytes):
+        return None
+    parse = decode_parse(old[2])
+    return (parse, old[2]) if parse is not None else None
+
+
+def parse_and_link(
+    scan_result: ScanResult, out_dir: Path | None = None, progress: Progress | None = None
+) -> CodeGraphData:
+    """Parse every file (taking unchanged files' parses from the index in ``out_dir``) and link
+    the graph across all of them."""
+    previous = previous_parses(out_dir) if out_dir is not None else {}
     parsed: dict[str, ParsedFile] = {}
-    for f in scan_result.files:
-        parser = parser_for(f.language)
-        if parser is not None:
+    encoded: dict[str, bytes] = {}
+    reused = 0
+    for i, f in enumerate(scan_result.files):
+        if (taken := _taken(f, previous.get(f.path))) is not None:
+            parsed[f.path], encoded[f.path] = taken
+            reused += 1
+        elif (parser := parser_for(f.language)) is not None:
             parsed[f.path] = parser.parse(f)
+            encoded[f.path] = encode_parse(parsed[f.path])
+        if progress:
+            progress(i + 1, len(scan_result.files))
     nodes, edges = build_graph(list(parsed.values()))
     errors = {p: pf.errors for p, pf in parsed.items() if pf.errors}
-    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors)
+    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, encoded, reused)
 
 
-def make_chunks(scan_result: ScanResult, graph: CodeGraphData) -> list[Chunk]:
+def make_chunks(
+    scan_result: ScanResult,
+    graph: CodeGraphData,
+    out_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> list[Chunk]:
+    """Chunks of every file; an unchanged file's are taken from the index in ``out_dir``."""
+    previous = previous_chunks(out_dir) if out_dir is not None else {}
     out: list[Chunk] = []
-    for f in scan_result.files:
-        out.extend(chunk_file(f, graph.parsed.get(f.path)))
+    for i, f in enumerate(scan_result.files):
+        old = previous.get(f.path)
+        if old is not None and _unchanged(f, old):
+            out.extend(old[2])
+        else:
+            out.extend(chunk_file(f, graph.parsed.get(f.path)))
+        if progress:
+            progress(i + 1, len(scan_result.files))
     return out
 
 
@@ -99,13 +148,18 @@ def write_search_index(
     graph: CodeGraphData,
     chunks: Sequence[Chunk],
     embeddings: EmbeddingData,
+    progress: Progress | None = None,
 ) -> Path:
+    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had."""
+    known = previous_tokens(out_dir)
+    tokens = {c.id: known[(c.id, c.title)] for c in chunks if (c.id, c.title) in known}
     meta = {
         "repo_name": repo.resolve().name,
         "repo_commit": repo_commit(repo),
         "model_id": embeddings.model_id,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "parse_errors": str(sum(len(v) for v in graph.parse_errors.values())),
+        "reuse_key": reuse_key(),
     }
     return write_index(
         out_dir,
@@ -117,4 +171,7 @@ def write_search_index(
         edges=graph.edges,
         meta=meta,
         dim=embeddings.dim,
+        parsed=graph.encoded,
+        tokens=tokens,
+        progress=progress,
     )

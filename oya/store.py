@@ -7,13 +7,18 @@ Theory of operation:
   never destroys the index that was already there.
 * Tables: ``meta``, ``files``, ``chunks`` (with ``tokens``: the core tokenizer's output,
   space-joined), ``embeddings`` (unit vectors as little-endian float32 BLOBs), ``nodes``, ``edges``,
-  ``skipped``. DuckDB's ``fts`` extension indexes ``chunks.tokens`` with stemming, stopwords,
-  accent stripping and lower-casing all off and whitespace as the only separator, so its
-  dictionary is exactly the core's tokens.
+  ``skipped``, ``parsed_files`` (each file's parse as compressed JSON, which the next build reuses for the
+  files that did not change; see ``oya.reuse``).
+* BM25's statistics are plain SQL over ``chunks.tokens`` (split at spaces only, so the terms are
+  exactly the core's tokens): ``fts_main_chunks.docs`` (docid = the chunk's rowid, name, len),
+  ``.dict`` (termid, term, df) and ``.stats`` (num_docs, avgdl), the tables and columns DuckDB's
+  ``fts`` extension makes, plus ``bm25_postings`` (termid, docid, tf) sorted by termid. The
+  extension's ``create_fts_index`` built the same numbers three times slower (it also writes a
+  row per token occurrence, a million for networkx); ``tests/adapters/test_store_parity.py``
+  builds the extension's index over the same chunks and checks the two agree.
 * Queries do not call ``match_bm25`` row by row; ``DuckBM25Channel`` evaluates the same
-  formula as one aggregate over the FTS tables (``fts_main_chunks.terms/dict/docs/stats``),
-  which is what ``oya.core.bm25`` computes too — ``tests/adapters/test_store_parity.py``
-  holds the three rankings together. Reading needs no extension at all.
+  formula as one aggregate over those tables, which is what ``oya.core.bm25`` computes too —
+  the parity tests hold the rankings together. Reading needs no extension at all.
 * The semantic channel loads the vector blobs once into a numpy matrix and ranks by one
   matrix-vector product (DuckDB cannot read a float32 BLOB as an array, and
   ``FLOAT[dim]`` columns made the build 20x slower to write); it ranks like
@@ -28,7 +33,7 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +65,7 @@ CREATE TABLE nodes (id VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, qualname
                     docstring VARCHAR, centrality DOUBLE);
 CREATE TABLE edges (source VARCHAR, target VARCHAR, kind VARCHAR, confidence DOUBLE);
 CREATE TABLE embeddings (chunk_id VARCHAR PRIMARY KEY, vec BLOB);
+CREATE TABLE parsed_files (path VARCHAR PRIMARY KEY, parsed BLOB);
 """
 
 
@@ -68,10 +74,29 @@ def chunk_tokens(chunk: Chunk) -> list[str]:
     return tokenize(chunk.title + "\n" + chunk.text)
 
 
-def _load_fts(con: duckdb.DuckDBPyConnection) -> None:
-    import duckdb_extensions  # registry package that ships the fts binary (no download)
+# Every token occurrence once (empty token strings give no term), then the FTS layout from it.
+_BM25_TABLES = """
+CREATE SCHEMA fts_main_chunks;
+CREATE TEMP TABLE occurrences AS
+    SELECT docid, term FROM (SELECT rowid AS docid, unnest(string_split(tokens, ' ')) AS term FROM chunks)
+    WHERE term <> '';
+CREATE TABLE fts_main_chunks.docs AS
+    SELECT c.rowid AS docid, c.id AS name, count(o.term)::BIGINT AS len
+    FROM chunks c LEFT JOIN occurrences o ON o.docid = c.rowid GROUP BY ALL ORDER BY docid;
+CREATE TABLE fts_main_chunks.dict AS
+    SELECT (row_number() OVER (ORDER BY term) - 1)::BIGINT AS termid, term, count(DISTINCT docid)::BIGINT AS df
+    FROM occurrences GROUP BY term ORDER BY termid;
+CREATE TABLE fts_main_chunks.stats AS
+    SELECT count(*)::BIGINT AS num_docs, avg(len)::DOUBLE AS avgdl FROM fts_main_chunks.docs;
+CREATE TABLE bm25_postings AS
+    SELECT d.termid, o.docid, count(*)::INTEGER AS tf
+    FROM occurrences o JOIN fts_main_chunks.dict d USING (term) GROUP BY ALL ORDER BY termid, docid;
+DROP TABLE occurrences;
+"""
 
-    duckdb_extensions.import_extension("fts", con=con)
+
+def _write_bm25_tables(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(_BM25_TABLES)
 
 
 def write_index(
@@ -85,10 +110,15 @@ def write_index(
     edges: Sequence[Edge],
     meta: Mapping[str, str],
     dim: int,
+    parsed: Mapping[str, bytes] | None = None,
+    tokens: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Write the index to ``out_dir/index.duckdb`` atomically; returns its path.
 
-    ``embeddings`` maps chunk id to a little-endian float32 blob of ``dim`` floats.
+    ``embeddings`` maps chunk id to a little-endian float32 blob of ``dim`` floats; ``parsed`` maps
+    a path to its encoded parse (``oya.reuse``); ``tokens`` maps chunk ids to their space-joined ``chunk_tokens``
+    where already known (the rest are tokenized here). ``progress`` hears (tables written, of).
     Rows go in through newline-delimited JSON files read by ``read_json`` (DuckDB's
     ``executemany`` inserts row by row and is two orders of magnitude slower).
     """
@@ -102,6 +132,7 @@ def write_index(
             con.execute(_SCHEMA)
             all_meta = {"schema_version": SCHEMA_VERSION, "dim": str(dim), **meta}
             ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.id))
+            known = tokens or {}
             tables: list[tuple[str, Iterable[tuple[object, ...]]]] = [
                 ("meta", sorted(all_meta.items())),
                 (
@@ -126,28 +157,14 @@ def write_index(
                             c.content_hash,
                             c.n_tokens,
                             c.node_id,
-                            " ".join(chunk_tokens(c)),
+                            known[c.id] if c.id in known else " ".join(chunk_tokens(c)),
                         )
                         for c in ordered
                     ),
                 ),
                 (
                     "nodes",
-                    (
-                        (
-                            n.id,
-                            n.kind,
-                            n.name,
-                            n.qualname,
-                            n.path,
-                            n.start_line,
-                            n.end_line,
-                            n.signature,
-                            n.docstring,
-                            n.centrality,
-                        )
-                        for n in sorted(nodes, key=lambda n: n.id)
-                    ),
+                    (node_row(n) for n in sorted(nodes, key=lambda n: n.id)),
                 ),
                 (
                     "edges",
@@ -157,29 +174,45 @@ def write_index(
                     ),
                 ),
                 ("embeddings", ((c.id, embeddings[c.id]) for c in ordered if c.id in embeddings)),
+                ("parsed_files", sorted((parsed or {}).items())),
             ]
-            for table, rows in tables:
+            steps = len(tables) + 1
+            for done, (table, rows) in enumerate(tables):
+                if progress:
+                    progress(done, steps)
                 _bulk_insert(con, table, rows, out_dir)
+            if progress:
+                progress(len(tables), steps)
             if ordered:
-                _load_fts(con)
-                con.execute(
-                    "PRAGMA create_fts_index('chunks', 'id', 'tokens', stemmer='none', stopwords='none', "
-                    "ignore='\\s+', strip_accents=0, lower=0, overwrite=1)"
-                )
-                con.execute(
-                    "CREATE TABLE bm25_postings AS SELECT termid, docid, count(*)::INTEGER AS tf "
-                    "FROM fts_main_chunks.terms GROUP BY termid, docid ORDER BY termid, docid"
-                )
+                _write_bm25_tables(con)
             con.execute("CHECKPOINT")
         finally:
             con.close()
         os.replace(tmp, final)
+        if progress:
+            progress(steps, steps)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         with contextlib.suppress(FileNotFoundError):
             Path(str(tmp) + ".wal").unlink()
     return final
+
+
+def node_row(n: Node) -> tuple[str, str, str, str, str, int, int, str, str, float]:
+    """A node as the ``nodes`` table's columns, in order."""
+    return (
+        n.id,
+        n.kind,
+        n.name,
+        n.qualname,
+        n.path,
+        n.start_line,
+        n.end_line,
+        n.signature,
+        n.docstring,
+        n.centrality,
+    )
 
 
 def _path(item: SourceFile | SkippedFile) -> str:
@@ -224,7 +257,7 @@ def _bulk_insert(
             os.unlink(name)
 
 
-def _chunk_from_row(row: tuple[object, ...]) -> Chunk:
+def chunk_from_row(row: tuple[object, ...]) -> Chunk:
     cid, path, kind, title, start, end, text, chash, ntok, node_id = row
     return Chunk(
         id=str(cid),
@@ -240,7 +273,7 @@ def _chunk_from_row(row: tuple[object, ...]) -> Chunk:
     )
 
 
-_CHUNK_COLS = "id, path, kind, title, start_line, end_line, text, content_hash, n_tokens, node_id"
+CHUNK_COLS = "id, path, kind, title, start_line, end_line, text, content_hash, n_tokens, node_id"
 
 
 @dataclass
@@ -301,10 +334,10 @@ class Index:
         # ids travel as one space-joined string: a Python list parameter makes DuckDB probe for
         # pandas once per element (a failed import each time, ~8 ms per call without pandas)
         rows = self.con.execute(
-            f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN (SELECT unnest(string_split(?, ' ')))",
+            f"SELECT {CHUNK_COLS} FROM chunks WHERE id IN (SELECT unnest(string_split(?, ' ')))",
             [" ".join(ids)],
         ).fetchall()
-        return {str(r[0]): _chunk_from_row(r) for r in rows}
+        return {str(r[0]): chunk_from_row(r) for r in rows}
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
         if self._by_node is None:
@@ -322,8 +355,8 @@ class Index:
         return self._paths
 
     def all_chunks(self) -> list[Chunk]:
-        rows = self.con.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY path, start_line, id").fetchall()
-        return [_chunk_from_row(r) for r in rows]
+        rows = self.con.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY path, start_line, id").fetchall()
+        return [chunk_from_row(r) for r in rows]
 
     def chunk_token_lists(self) -> list[tuple[str, list[str]]]:
         rows = self.con.execute("SELECT id, tokens FROM chunks ORDER BY path, start_line, id").fetchall()

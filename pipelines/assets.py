@@ -8,6 +8,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, ResourceParam,
 
 from oya import indexing
 from oya.core.records import Chunk
+from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
 from oya.site.build import WikiPages, render_wiki_pages, write_wiki_site
 from pipelines.resources import OyaSettings, Progress
@@ -25,6 +26,10 @@ def source_files(
 ) -> Output[ScanResult]:
     t0 = time.perf_counter()
     progress.update("source_files", 0, 1)
+    # a build starts here, so what killed builds left in the output folders goes first
+    removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
+    for name in removed:
+        context.log.info(f"removed {name}, left behind by an interrupted build")
     result = indexing.scan(settings.repo, settings.max_file_bytes)
     skips = result.skip_counts()
     for s in result.skipped:
@@ -41,6 +46,7 @@ def source_files(
             "skipped_by_reason": MetadataValue.json(skips),
             "redactions": MetadataValue.json(result.redaction_counts()),
             "languages": MetadataValue.json(dict(sorted(languages.items()))),
+            "leftovers_removed": len(removed),
             "seconds": _seconds(t0),
         },
     )
@@ -49,10 +55,17 @@ def source_files(
 @asset(
     group_name=GROUP, description="Symbols and their contains/imports/calls/inherits edges, with centrality."
 )
-def code_graph(source_files: ScanResult, progress: ResourceParam[Progress]) -> Output[indexing.CodeGraphData]:
+def code_graph(
+    context: AssetExecutionContext,
+    source_files: ScanResult,
+    settings: OyaSettings,
+    progress: ResourceParam[Progress],
+) -> Output[indexing.CodeGraphData]:
     t0 = time.perf_counter()
     progress.update("code_graph", 0, 1)
-    graph = indexing.parse_and_link(source_files)
+    graph = indexing.parse_and_link(
+        source_files, settings.out, progress=progress.reporter(context, "code_graph", "files")
+    )
     stats = graph.stats()
     return Output(
         graph,
@@ -60,6 +73,7 @@ def code_graph(source_files: ScanResult, progress: ResourceParam[Progress]) -> O
             "symbols": int(stats["nodes"]),
             "edges": int(stats["edges"]),
             "parse_errors": sum(len(v) for v in graph.parse_errors.values()),
+            "parses_reused": graph.reused,
             "stats": MetadataValue.json(stats),
             "seconds": _seconds(t0),
         },
@@ -68,11 +82,17 @@ def code_graph(source_files: ScanResult, progress: ResourceParam[Progress]) -> O
 
 @asset(group_name=GROUP, description="Retrievable chunks: one per symbol, module code, docs sections.")
 def chunks(
-    source_files: ScanResult, code_graph: indexing.CodeGraphData, progress: ResourceParam[Progress]
+    context: AssetExecutionContext,
+    source_files: ScanResult,
+    code_graph: indexing.CodeGraphData,
+    settings: OyaSettings,
+    progress: ResourceParam[Progress],
 ) -> Output[list[Chunk]]:
     t0 = time.perf_counter()
     progress.update("chunks", 0, 1)
-    out = indexing.make_chunks(source_files, code_graph)
+    out = indexing.make_chunks(
+        source_files, code_graph, settings.out, progress=progress.reporter(context, "chunks", "files")
+    )
     return Output(
         out,
         metadata={
@@ -89,15 +109,19 @@ def chunks(
     group_name=GROUP, description="Unit vectors per chunk, reused from the cross-index cache when unchanged."
 )
 def chunk_embeddings(
-    chunks: list[Chunk], settings: OyaSettings, progress: ResourceParam[Progress]
+    context: AssetExecutionContext,
+    chunks: list[Chunk],
+    settings: OyaSettings,
+    progress: ResourceParam[Progress],
 ) -> Output[indexing.EmbeddingData]:
     t0 = time.perf_counter()
+    progress.update("chunk_embeddings", 0, 1)
     embedder = settings.make_embedder()
     data = indexing.embed(
         chunks,
         embedder,
         settings.embedding_cache_path(embedder.model_id),
-        progress=lambda done, total: progress.update("chunk_embeddings", done, total),
+        progress=progress.reporter(context, "chunk_embeddings", "embedded"),
     )
     return Output(
         data,
@@ -116,6 +140,7 @@ def chunk_embeddings(
     description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index.",
 )
 def search_index(
+    context: AssetExecutionContext,
     settings: OyaSettings,
     source_files: ScanResult,
     code_graph: indexing.CodeGraphData,
@@ -126,7 +151,13 @@ def search_index(
     t0 = time.perf_counter()
     progress.update("search_index", 0, 1)
     path = indexing.write_search_index(
-        settings.out, settings.repo, source_files, code_graph, chunks, chunk_embeddings
+        settings.out,
+        settings.repo,
+        source_files,
+        code_graph,
+        chunks,
+        chunk_embeddings,
+        progress=progress.reporter(context, "search_index", "tables written"),
     )
     return Output(
         str(path),

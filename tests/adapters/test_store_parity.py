@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+import shutil
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -215,24 +217,69 @@ def tie_groups(ranked: list[tuple[str, float]]) -> list[list[str]]:
     return [sorted(g) for g in groups]
 
 
-def test_core_bm25_ranks_like_duckdb_match_bm25(corpus: Corpus, index_dir: Path) -> None:
-    core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
-    con = duckdb.connect(str(index_dir / INDEX_FILE), read_only=True)
+def _load_fts(con: duckdb.DuckDBPyConnection) -> None:
+    import duckdb_extensions  # registry package that ships the fts binary (no download)
+
+    duckdb_extensions.import_extension("fts", con=con)
+
+
+@pytest.fixture
+def extension_fts(index_dir: Path, tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A copy of the index with DuckDB's own fts index built over the same tokens."""
+    copy = tmp_path / "with_extension_fts.duckdb"
+    shutil.copy(index_dir / INDEX_FILE, copy)
+    con = duckdb.connect(str(copy))
     try:
-        oya.store._load_fts(con)
-        for q in queries():
-            terms = list(dict.fromkeys(plan_query(q).lexical_tokens))
-            ref = core.search(terms)
-            theirs = match_bm25_ranking(con, terms)
-            assert sorted(theirs) == sorted(d for d, _ in ref), q
-            # match_bm25 uses log10 in idf: every score is scaled by 1/ln(10), so the order holds,
-            # except that exact ties may come out a rounding error apart, in either order
-            at = 0
-            for group in tie_groups(ref):
-                assert sorted(theirs[at : at + len(group)]) == group, q
-                at += len(group)
+        _load_fts(con)
+        con.execute(
+            "PRAGMA create_fts_index('chunks', 'id', 'tokens', stemmer='none', stopwords='none', "
+            "ignore='\\s+', strip_accents=0, lower=0, overwrite=1)"
+        )
+        yield con
     finally:
         con.close()
+
+
+def test_bm25_tables_equal_the_fts_extensions(
+    index_dir: Path, extension_fts: duckdb.DuckDBPyConnection
+) -> None:
+    ours = duckdb.connect(str(index_dir / INDEX_FILE), read_only=True)
+    try:
+        queries = {
+            "docs": "SELECT docid, name, len FROM fts_main_chunks.docs ORDER BY docid",
+            "dict": "SELECT term, df FROM fts_main_chunks.dict ORDER BY term",
+            "stats": "SELECT num_docs, avgdl FROM fts_main_chunks.stats",
+        }
+        for name, sql in queries.items():
+            assert ours.execute(sql).fetchall() == extension_fts.execute(sql).fetchall(), name
+        postings = ours.execute(
+            "SELECT d.term, p.docid, p.tf FROM bm25_postings p JOIN fts_main_chunks.dict d USING (termid) ORDER BY 1, 2"
+        ).fetchall()
+        theirs = extension_fts.execute(
+            "SELECT d.term, t.docid, count(*) FROM fts_main_chunks.terms t JOIN fts_main_chunks.dict d "
+            "USING (termid) GROUP BY ALL ORDER BY 1, 2"
+        ).fetchall()
+        assert postings == theirs and len(postings) > 1000
+    finally:
+        ours.close()
+
+
+def test_core_bm25_ranks_like_duckdb_match_bm25(
+    corpus: Corpus, extension_fts: duckdb.DuckDBPyConnection
+) -> None:
+    core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
+    con = extension_fts
+    for q in queries():
+        terms = list(dict.fromkeys(plan_query(q).lexical_tokens))
+        ref = core.search(terms)
+        theirs = match_bm25_ranking(con, terms)
+        assert sorted(theirs) == sorted(d for d, _ in ref), q
+        # match_bm25 uses log10 in idf: every score is scaled by 1/ln(10), so the order holds,
+        # except that exact ties may come out a rounding error apart, in either order
+        at = 0
+        for group in tie_groups(ref):
+            assert sorted(theirs[at : at + len(group)]) == group, q
+            at += len(group)
 
 
 def test_matrix_vectors_equal_core_vectors(corpus: Corpus, index: Index) -> None:
@@ -318,16 +365,16 @@ def test_failed_write_keeps_the_previous_index(tmp_path: Path) -> None:
     assert_intact(tmp_path, "first_build")
 
 
-def test_failure_in_the_fts_step_keeps_the_previous_index(
+def test_failure_in_the_bm25_step_keeps_the_previous_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     small_index(tmp_path, "first_build")
 
     def boom(con: duckdb.DuckDBPyConnection) -> None:
-        raise RuntimeError("fts extension unavailable")
+        raise RuntimeError("out of disk while writing the BM25 tables")
 
-    monkeypatch.setattr(oya.store, "_load_fts", boom)
-    with pytest.raises(RuntimeError, match="fts extension unavailable"):
+    monkeypatch.setattr(oya.store, "_write_bm25_tables", boom)
+    with pytest.raises(RuntimeError, match="out of disk"):
         small_index(tmp_path, "second_build")
     assert_intact(tmp_path, "first_build")
     monkeypatch.undo()
