@@ -774,7 +774,7 @@ function renderSnippets(result) {
   const cites = result.citations || [];
   const block = el("details", { class: "ask-block ask-snippets" }, el("summary", {}, `Code snippets (${snippets.length})`));
   snippets.forEach((s, i) => {
-    const c = cites[i] || { url: `files/${s.path}.html#L${s.start_line}`, path: s.path, start_line: s.start_line, end_line: s.start_line, title: s.path };
+    const c = cites[i] || { url: s.url, path: s.path, start_line: s.start_line, end_line: s.start_line, title: s.path };
     block.append(
       el(
         "figure",
