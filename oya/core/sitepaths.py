@@ -14,9 +14,10 @@ Theory of operation (the rules every page path follows, so no two pages can ever
 * The ``.html`` test ignores case and names are otherwise kept as they are, so the map creates no
   new collision on a case-insensitive or Unicode-normalising file system: two paths collide there
   only if the repository's own paths already do.
-* A name longer than 240 UTF-8 bytes (a page name adds 5, file systems allow 255) becomes its first
-  <=200 bytes, ``~`` and 48 hex digits of its sha256: 246-249 bytes, so it can equal no name that
-  was kept (<=240 bytes) and differs from other shortened names unless sha256 collides.
+* A name longer than 236 UTF-8 bytes (a part page adds up to ``.9999.html``, file systems allow
+  255) becomes its first <=191 bytes (cut between characters, so 188-191), ``~`` and 48 hex digits
+  of its sha256: 237-240 bytes, so it can equal no name that was kept (<=236 bytes) and differs
+  from other shortened names unless sha256 collides.
 * URLs are the same paths percent-quoted (``/`` and ``~`` kept): the browser's citations and the
   site's own links agree because both come from here.
 """
@@ -29,8 +30,8 @@ from urllib.parse import quote
 
 PAGE_SUFFIX = ".html"
 _DIR_NEEDS_ESCAPE = re.compile(r"\.html~*$", re.IGNORECASE)
-_MAX_NAME_BYTES = 240
-_PREFIX_BYTES = 200
+_MAX_NAME_BYTES = 236
+_PREFIX_BYTES = 191
 _HASH_HEX = 48
 
 

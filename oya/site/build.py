@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from oya.errors import SiteError
-from oya.site.render import PAGE_KEYS_FILE, TEMPLATE_DIR, WikiPages, render_wiki_pages
+from oya.site.render import (
+    KEYS_VERSION,
+    PAGE_KEYS_FILE,
+    TEMPLATE_DIR,
+    WikiPages,
+    name_tree,
+    render_wiki_pages,
+)
 from oya.site.reuse import link_or_copy
 from oya.store import Index
 
@@ -70,9 +77,14 @@ def _write_pages(tmp: Path, pages: WikiPages) -> int:
         src = previous / rel
         if not src.is_file():
             raise SiteError(f"{src} disappeared while the site was being built; build again")
-        link_or_copy(src, tmp / rel)
-        total += src.stat().st_size
-    keys = {"version": 1, "pages": dict(sorted(pages.keys.items()))}
+        if pages.previous_tree == pages.tree:
+            link_or_copy(src, tmp / rel)
+        else:  # same page, but it must name the new tree script
+            html = name_tree(src.read_text(encoding="utf-8"), rel, pages.tree)
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(html, encoding="utf-8")
+        total += (tmp / rel).stat().st_size
+    keys = {"version": KEYS_VERSION, "tree": pages.tree, "pages": dict(sorted(pages.keys.items()))}
     (tmp / PAGE_KEYS_FILE).write_text(json.dumps(keys, indent=0) + "\n", encoding="utf-8")
     return total
 

@@ -9,7 +9,8 @@ optional: Pygments (a dependency of rich, so always present with Oya) tokenises 
 each coloured token is escaped and wrapped in ``<i class=k>`` (one of a handful of fixed one- or
 two-letter classes; neighbouring tokens of one class share a tag, plain tokens get none). Text
 is escaped for element content (``& < >``; quotes need no escaping outside attributes). Without
-Pygments, or for very large files, the text is shown plain. No token text ever reaches the HTML
+Pygments, or for very large files, the text is shown plain. A line over ``LINE_MAX_CHARS``
+(minified or generated text) is cut there, with a note saying how much is not shown. No token text ever reaches the HTML
 unescaped, and the line count is always exactly the file's (``stripnl`` is off).
 """
 
@@ -26,6 +27,7 @@ HIGHLIGHT_MAX_BYTES = 400_000
 # Estimated bytes of code HTML on one page: with the page's other parts it stays under the 300 kB
 # page budget (tests/site/test_page_weight.py measures the real pages).
 PAGE_CODE_BYTES = 160_000
+LINE_MAX_CHARS = 20_000  # a longer line (minified, generated) is cut: one line must not fill pages
 _LINE_OVERHEAD = 12  # '<li id=L1234>' + '\n'
 
 
@@ -54,21 +56,28 @@ def _escape(text: str) -> str:
 
 def _estimate(line: str) -> int:
     """HTML bytes of a highlighted line, estimated from its text: escapes plus token tags."""
+    line = line[:LINE_MAX_CHARS]
     escapes = 3 * (line.count("<") + line.count(">") + line.count("&")) + 4 * (
         line.count('"') + line.count("'")
     )
     return len(line.encode("utf-8")) + escapes + len(line) // 3 + _LINE_OVERHEAD
 
 
-def split_parts(text: str, budget: int = PAGE_CODE_BYTES) -> tuple[int, ...]:
-    """First line of each page-sized part of ``text``: a greedy cut on estimated HTML bytes."""
+def split_parts(
+    text: str, extra: dict[int, int] | None = None, budget: int = PAGE_CODE_BYTES
+) -> tuple[int, ...]:
+    """First line of each page-sized part of ``text``: a greedy cut on estimated HTML bytes.
+
+    ``extra`` adds bytes at a line (the symbols that start there are listed on the same page).
+    """
+    extra = extra or {}
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     starts = [1]
     used = 0
     for n, line in enumerate(lines, 1):
-        cost = _estimate(line)
+        cost = _estimate(line) + extra.get(n, 0)
         if used and used + cost > budget:
             starts.append(n)
             used = 0
@@ -159,7 +168,14 @@ def code_lines(text: str, language: str) -> list[str]:
         html_lines = _highlighted_lines(text, language)
     if html_lines is None or len(html_lines) < len(raw):
         html_lines = [_escape(line) for line in raw]
-    return html_lines[: len(raw)]
+    html_lines = html_lines[: len(raw)]
+    for n, line in enumerate(raw):
+        if len(line) > LINE_MAX_CHARS:
+            more = len(line) - LINE_MAX_CHARS
+            html_lines[n] = (
+                f"{_escape(line[:LINE_MAX_CHARS])}<i class=cut> … {more:,} more characters not shown</i>"
+            )
+    return html_lines
 
 
 def _item(n: int, body: str) -> str:

@@ -9,8 +9,9 @@ Theory of operation:
   shows each docstring's first paragraph.
 * A long file's source is cut into parts of about ``PAGE_CODE_BYTES`` of HTML
   (``SiteData.part_starts``): part 1 stays on the file page with everything else, parts 2, 3, ...
-  are pages of their own under ``parts/`` (``oya.core.sitepaths.part_page_path``) showing only
-  lines. Every page of the file lists the parts; links the site makes to a line point at the part
+  are pages of their own under ``parts/`` (``oya.core.sitepaths.part_page_path``) showing their
+  lines and the symbols that start on them (the cut weighs both, so a file of many small, much
+  called functions is split too). Every page of the file lists the parts; links the site makes to a line point at the part
   that holds it (``SiteData.line_url``), and site.js forwards a citation ``#L<n>`` that reaches the
   file page (the browser's citations only know the file) to the right part.
 * Source lines are not highlighted here: a page carries a ``CodeSlice`` and the build renders it
@@ -41,6 +42,7 @@ from oya.site.pages import (
 
 DOCSTRING_SUMMARY_CHARS = 400  # of a symbol's docstring in the list (the source shows all of it)
 RAW_DOC_MAX_BYTES = 30_000  # a rendered document also offers its source text up to this size
+MAX_IMPORTS = 60  # modules listed under "Imports" and "Imported by" before "and N more"
 
 
 def docstring_summary(text: str) -> str:
@@ -155,17 +157,26 @@ def _parts_nav(data: SiteData, f: FileEntry, current: int) -> list[dict[str, Any
     ]
 
 
-def _symbol(data: SiteData, f: FileEntry, n: Node, root: str, last_on_page: int) -> dict[str, Any]:
-    on_page = n.start_line <= last_on_page
-    return {
-        "node": n,
-        "sig": _signature_parts(n),
-        "depth": min(n.qualname.count("."), 4),
-        "summary": docstring_summary(n.docstring) if n.docstring else "",
-        "href": f"#L{n.start_line}" if on_page else root + data.line_url(f.path, n.start_line),
-        "range": f"#L{n.start_line}-L{min(n.end_line, last_on_page)}" if on_page else None,
-        **_relations(data, n),
-    }
+def _symbols(data: SiteData, f: FileEntry, first: int, last: int) -> list[dict[str, Any]]:
+    """The file's symbols that start on lines ``first``..``last`` (the lines this page shows)."""
+    return [
+        {
+            "node": n,
+            "sig": _signature_parts(n),
+            "depth": min(n.qualname.count("."), 4),
+            "summary": docstring_summary(n.docstring) if n.docstring else "",
+            "href": f"#L{n.start_line}",
+            "range": f"#L{n.start_line}-L{min(n.end_line, last)}",
+            **_relations(data, n),
+        }
+        for n in data.symbols.get(f.path, [])
+        if first <= n.start_line <= last
+    ]
+
+
+def _capped(items: list[dict[str, str]]) -> dict[str, Any]:
+    uniq = sorted({i["url"]: i for i in items}.values(), key=lambda i: i["label"])
+    return {"items": uniq[:MAX_IMPORTS], "more": max(len(uniq) - MAX_IMPORTS, 0)}
 
 
 def file_page(data: SiteData, f: FileEntry) -> Page:
@@ -199,9 +210,10 @@ def file_page(data: SiteData, f: FileEntry) -> Page:
         "part": None,
         "parts": _parts_nav(data, f, 0),
         "docstring": module.docstring if module else "",
-        "symbols": [_symbol(data, f, n, page.root, last_on_page) for n in data.symbols.get(f.path, [])],
-        "imports": sorted({i["url"]: i for i in imports}.values(), key=lambda i: i["label"]),
-        "imported_by": sorted({i["url"]: i for i in imported_by}.values(), key=lambda i: i["label"]),
+        "symbols": _symbols(data, f, 1, last_on_page),
+        "n_symbols": len(data.symbols.get(f.path, [])),
+        "imports": _capped(imports),
+        "imported_by": _capped(imported_by),
         "diagram": diagram,
         "diagram_note": f"{shown} of {total}+ related symbols shown" if total > shown else "",
         "doc_html": render_document(text, f.language, data.resolver(f.path, page.root)) if is_doc else None,
@@ -235,7 +247,8 @@ def part_pages(data: SiteData, f: FileEntry) -> list[Page]:
             "file": f,
             "part": k + 1,
             "parts": _parts_nav(data, f, k),
-            "symbols": [],
+            "symbols": _symbols(data, f, starts[k], ends[k]),
+            "n_symbols": len(data.symbols.get(f.path, [])),
             "docstring": "",
             "doc_html": None,
             "raw_text": None,

@@ -143,9 +143,21 @@ class SiteData:
         """First line of each page a file's source is shown on: ``(1,)`` for all but long files."""
         if path not in self._parts:
             f = self.by_path.get(path)
-            short = f is None or f.size <= PAGE_CODE_BYTES // 4 or self.renders_as_document(f)
-            self._parts[path] = (1,) if short else split_parts(self.text(path))
+            syms = self.symbols.get(path, [])
+            small = f is not None and f.size <= PAGE_CODE_BYTES // 4 and len(syms) <= 60
+            if f is None or small or self.renders_as_document(f):
+                self._parts[path] = (1,)
+            else:
+                weights: dict[int, int] = defaultdict(int)
+                for n in syms:
+                    weights[n.start_line] += self._symbol_bytes(n)
+                self._parts[path] = split_parts(self.text(path), weights)
         return self._parts[path]
+
+    def _symbol_bytes(self, n: Node) -> int:
+        """Estimated HTML of a symbol's entry in a file page's list: head, summary and links."""
+        links = min(len(self.graph.neighbors(n.id)), 4 * MAX_LINKS)
+        return 300 + min(len(n.docstring), 420) + len(n.signature) + 110 * links
 
     def line_url(self, path: str, line: int) -> str:
         """URL of ``line`` of ``path``: its file page, or the part of a long file that holds it."""

@@ -8,6 +8,8 @@ Theory of operation:
 * Each page has a key: sha256 of the renderer (template and ``oya/site`` sources, Pygments' and
   Jinja2's versions), the page's path and context as canonical JSON, and its code slice (text,
   language, line range). Same key, same bytes: the page is a pure function of those inputs.
+* The tree script's hashed name is left out of keys and patched into each page afterwards
+  (``name_tree``), so a file added or removed does not change every page's key.
 * A site records its keys in ``pages.json``. When the previous site holds a page with the same
   key, the page is not rendered again: the writer links (or copies) the previous file into the
   new site. Pages that no longer exist are simply not written: the new site is built aside from
@@ -37,13 +39,15 @@ from oya.site.codeview import CodeSlice
 from oya.site.csp import CSP
 from oya.site.filepage import file_page, part_pages
 from oya.site.markup import render_docstring
-from oya.site.nav import fallback_nav, tree_script
+from oya.site.nav import NAV_DIR, fallback_nav, tree_script
 from oya.site.pages import Page, SiteData, architecture_page, dir_page, overview_page
 from oya.site.symbolindex import symbol_pages
 from oya.store import Index
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "site_template"
 PAGE_KEYS_FILE = "pages.json"
+KEYS_VERSION = 1
+TREE_PLACEHOLDER = "nav/tree.js"
 Progress = Callable[[int, int], None]
 
 
@@ -56,6 +60,8 @@ class WikiPages:
     reused: tuple[str, ...] = ()  # pages to take unchanged from ``previous``
     previous: str = ""  # the site the reused pages come from
     assets: dict[str, str] = field(default_factory=dict)  # shared files pages load (the tree script)
+    tree: str = ""  # site path of the tree script the pages name
+    previous_tree: str = ""  # the one the previous site's pages name
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,7 @@ def _context(data: SiteData, page: Page, tree_path: str) -> dict[str, Any]:
         "commit": data.meta.get("repo_commit", "") if overview else "",
         "built_at": data.meta.get("built_at", "") if overview else "",
         "nav": fallback_nav(data, root),
-        "tree_js": root + tree_path,
+        "tree_js": root + TREE_PLACEHOLDER,  # the hashed name is patched in: see ``name_tree``
         "crumbs": page.crumbs,
         "current": page.current,
         "has_diagram": page.has_diagram,
@@ -128,9 +134,15 @@ def renderer_digest() -> str:
     return h.hexdigest()
 
 
+# Record fields no template shows. A node's centrality changes all over the graph with any edit;
+# pages only use it to order things, and the ordered result is in their context already.
+_UNSHOWN_FIELDS = frozenset({"centrality"})
+
+
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        fields = dataclasses.fields(value)
+        return {f.name: getattr(value, f.name) for f in fields if f.name not in _UNSHOWN_FIELDS}
     if isinstance(value, set | frozenset):
         return sorted(value, key=repr)
     return repr(value)  # unknown types: a changing repr only costs a re-render, never a stale page
@@ -155,16 +167,35 @@ def page_key(job: _Job) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def previous_keys(site: Path | None) -> dict[str, str]:
-    """The page keys a previous site recorded (empty when there is none or it is unreadable)."""
+def previous_keys(site: Path | None) -> tuple[dict[str, str], str]:
+    """The page keys and tree script a previous site recorded (empty when none or unreadable)."""
     if site is None:
-        return {}
+        return {}, ""
     try:
         data = json.loads((Path(site) / PAGE_KEYS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return {}, ""
     pages = data.get("pages") if isinstance(data, dict) else None
-    return {str(k): str(v) for k, v in pages.items()} if isinstance(pages, dict) else {}
+    if not isinstance(pages, dict) or data.get("version") != KEYS_VERSION:
+        return {}, ""
+    return {str(k): str(v) for k, v in pages.items()}, str(data.get("tree", ""))
+
+
+def name_tree(html: str, page_path: str, tree_path: str) -> str:
+    """``html`` with its tree script pointing at ``tree_path``.
+
+    Pages are keyed and rendered without the tree's hash, so adding a file (a new tree) does not
+    make every page render again: a reused page only gets this one attribute rewritten. The tag
+    sits in ``<head>`` before any repository text, and repository text is always escaped, so
+    the first ``<script src="<root>nav/`` is ours.
+    """
+    head = f'<script src="{"../" * page_path.count("/")}{NAV_DIR}/'
+    at = html.find(head)
+    if at < 0:
+        raise SiteError(f"{page_path}: no file-tree script tag to point at {tree_path}")
+    start = at + len(head)
+    end = html.index('"', start)
+    return html[:start] + tree_path[len(NAV_DIR) + 1 :] + html[end:]
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -195,7 +226,7 @@ def render_wiki_pages(
     index_dir: Path, previous_site: Path | None = None, progress: Progress | None = None
 ) -> WikiPages:
     """Every page of the wiki: rendered, or (same key in ``previous_site``) marked for reuse."""
-    old = previous_keys(previous_site)
+    old, old_tree = previous_keys(previous_site)
     with Index(Path(index_dir)) as index:
         data = SiteData(index)
         tree_path, tree_text = tree_script(data)
@@ -222,7 +253,7 @@ def render_wiki_pages(
             counts["dir_pages"] += page.template == "dir.html"
             counts["diagrams"] += page.has_diagram
         for path, html in render_jobs(todo, progress):
-            pages[path] = html
+            pages[path] = name_tree(html, path, tree_path)
         stats = index.stats()
         counts.update(
             {
@@ -240,7 +271,17 @@ def render_wiki_pages(
         )
         previous = str(previous_site) if reused and previous_site is not None else ""
         assets = {tree_path: tree_text}
-        return WikiPages(pages, counts, dict(index.meta), keys, tuple(reused), previous, assets)
+        return WikiPages(
+            pages, counts, dict(index.meta), keys, tuple(reused), previous, assets, tree_path, old_tree
+        )
 
 
-__all__ = ["PAGE_KEYS_FILE", "WikiPages", "all_pages", "render_wiki_pages", "template_environment"]
+__all__ = [
+    "KEYS_VERSION",
+    "PAGE_KEYS_FILE",
+    "name_tree",
+    "WikiPages",
+    "all_pages",
+    "render_wiki_pages",
+    "template_environment",
+]
