@@ -4,11 +4,15 @@ Theory of operation:
 
 * ``SiteData`` reads the index once: files, the code graph, per-file symbols and the
   directory tree. Each ``*_page`` function returns a ``Page``: where it is written, its
-  template, and a context the Jinja2 template renders with autoescaping on.
+  template, and a context the Jinja2 template renders with autoescaping on (file pages:
+  ``oya.site.filepage``; the symbol index: ``oya.site.symbolindex``).
+* Where a page lives comes from ``oya.core.sitepaths``, an injective map, so no repository
+  layout makes two pages collide (``files/<path>.html``, ``dirs/<dir>/index.html``, long files'
+  parts under ``parts/``). The browser's citations use the same map (``page_url``); links the
+  site makes to a line use ``SiteData.line_url``, which knows which part of a long file holds it.
 * URLs in contexts are relative to the site root (``files/a.py.html#L3``) and templates
   prefix them with ``root`` (``""`` or ``"../../"``), so the site works from any folder or
-  sub-path. File pages follow ``oya.core.results.page_url`` exactly (the browser's
-  citations point there); directory pages are ``dirs/<dir>/index.html``.
+  sub-path.
 * Text from the repository is only ever escaped: either by the template, or by
   ``markupsafe.escape`` in the few places that build HTML here (markup.py, codeview.py and
   the navigation). Diagrams come from ``render_mermaid``, whose labels are sanitised.
