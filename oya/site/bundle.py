@@ -9,7 +9,8 @@ Theory of operation:
   Pyodide's ``json.loads`` (C code) does the parsing and the Python side only zips arrays. Paths
   are stored once and referenced by position; BM25 postings are per term flat ``[doc, tf, ...]``
   lists with doc numbers delta-encoded (small numbers, decoded lazily per query term).
-* The lexical channel indexes exactly ``oya.store.chunk_tokens(chunk)`` in chunk order
+* The lexical channel indexes exactly ``oya.store.chunk_tokens(chunk)`` (read back from the
+  index's ``tokens`` column, where the build stored it, rather than computed again) in chunk order
   ``(path, start_line, id)`` — the same tokens DuckDB's FTS index holds — so the browser's BM25 is
   the CLI's BM25.
 * Vectors are quantised to int8 per row: ``q = round(v / max|v| * 127)`` and the row's scale is
@@ -47,11 +48,18 @@ def quantize_int8(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scales
 
 
-def _bm25(index_chunks: list[Any]) -> dict[str, Any]:
+def _token_lists(index: Index, chunks: list[Any]) -> list[list[str]]:
+    """Each chunk's tokens as the index stored them (``chunk_tokens`` at build time): no re-tokenising."""
+    stored = index.chunk_token_lists()  # the same (path, start_line, id) order as ``all_chunks``
+    if [i for i, _ in stored] != [c.id for c in chunks]:
+        return [chunk_tokens(c) for c in chunks]  # cannot happen with one index; stay correct anyway
+    return [tokens for _, tokens in stored]
+
+
+def _bm25(token_lists: list[list[str]]) -> dict[str, Any]:
     postings: dict[str, list[tuple[int, int]]] = {}
     doc_lens: list[int] = []
-    for i, chunk in enumerate(index_chunks):
-        tokens = chunk_tokens(chunk)
+    for i, tokens in enumerate(token_lists):
         doc_lens.append(len(tokens))
         counts: dict[str, int] = {}
         for tok in tokens:
@@ -102,7 +110,7 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
             "n_tokens": [c.n_tokens for c in chunks],
             "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
         },
-        "bm25": _bm25(chunks),
+        "bm25": _bm25(_token_lists(index, chunks)),
         "nodes": {
             "id": node_ids,
             "kind": [n.kind for n in nodes],

@@ -120,13 +120,18 @@ def _context(data: SiteData, page: Page, tree_path: str) -> dict[str, Any]:
 
 
 # -- keys -----------------------------------------------------------------------------------------
+# modules of oya/site that write other parts of the site, never a page (any other module counts)
+_NOT_PAGE_CODE = frozenset({"build", "bundle", "browser", "core_wheel", "model_export", "reuse", "vendor"})
+
+
 @cache
 def renderer_digest() -> str:
     """What else decides a page's bytes: templates, the rendering code, library versions."""
     h = hashlib.sha256()
     site_code = Path(__file__).resolve().parent
     core = site_code.parent / "core"
-    sources = [*sorted(TEMPLATE_DIR.glob("*.html")), *sorted(site_code.glob("*.py")), core / "sitepaths.py"]
+    code = [p for p in sorted(site_code.glob("*.py")) if p.stem not in _NOT_PAGE_CODE]
+    sources = [*sorted(TEMPLATE_DIR.glob("*.html")), *code, core / "sitepaths.py"]
     for src in sources:
         h.update(src.name.encode() + b"\0" + src.read_bytes() + b"\0")
     for dist in ("jinja2", "markupsafe", "pygments"):
