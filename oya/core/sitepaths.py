@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from urllib.parse import quote
 
 PAGE_SUFFIX = ".html"
@@ -60,6 +61,7 @@ def _dirs(d: str) -> str:
     return "".join(dir_segment(s) + "/" for s in d.split("/")) if d else ""
 
 
+@lru_cache(maxsize=1 << 14)  # a site build asks for each file's page tens of times
 def file_page_path(path: str) -> str:
     """The page of repository file ``path``, relative to the site root, unquoted."""
     head, _, name = path.rpartition("/")

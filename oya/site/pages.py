@@ -126,6 +126,7 @@ class SiteData:
             subdirs.sort()
         self.repo_name = self.meta.get("repo_name") or "repository"
         self._parts: dict[str, tuple[int, ...]] = {}
+        self._texts: dict[str, str] | None = None
         self.entry_points: list[EntryPoint] = find_entry_points(self)
 
     def _ensure_dir(self, d: str) -> tuple[list[str], list[FileEntry]]:
@@ -136,8 +137,10 @@ class SiteData:
         return self.children[d]
 
     def text(self, path: str) -> str:
-        row = self.index.con.execute("SELECT text FROM files WHERE path = ?", [path]).fetchone()
-        return str(row[0]) if row and row[0] is not None else ""
+        if self._texts is None:  # one query for all files: a query per file cost ~1 s on networkx
+            rows = self.index.con.execute("SELECT path, text FROM files").fetchall()
+            self._texts = {str(p): str(t) for p, t in rows if t is not None}
+        return self._texts.get(path, "")
 
     def renders_as_document(self, f: FileEntry) -> bool:
         """Markdown and reST are shown rendered, unless too long for one page (then as source)."""
