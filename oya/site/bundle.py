@@ -3,7 +3,10 @@
 Theory of operation:
 
 * Two files under ``<site>/bundle/``: ``index.json`` (everything but the vectors) and
-  ``vectors.bin`` (the unit vectors). ``oya.core.bundle.decode_bundle`` reads them back into the
+  ``vectors.bin`` (the unit vectors), each written gzip-compressed (``index.json.gz``,
+  ``vectors.bin.gz``; level 9, no name, mtime 0, so the bytes are deterministic). The texts and
+  postings shrink 4-5x (networkx: 16.3 MB -> 3.6 MB); what a static host stores is what counts
+  for the site's size, and the browser inflates them natively (``DecompressionStream``). ``oya.core.bundle.decode_bundle`` reads them back into the
   core's objects; the format is documented there, next to the reader.
 * ``index.json`` is column-oriented: one JSON array per field instead of one object per chunk, so
   Pyodide's ``json.loads`` (C code) does the parsing and the Python side only zips arrays. Paths
@@ -23,6 +26,7 @@ Theory of operation:
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -46,6 +50,11 @@ def quantize_int8(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     norms = np.sqrt((q.astype(np.float64) ** 2).sum(axis=1))
     scales = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0).astype("<f4")
     return q, scales
+
+
+def _gzip(data: bytes) -> bytes:
+    """Deterministic gzip: the same bytes in give the same bytes out (mtime 0, no file name)."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
 
 
 def _token_lists(index: Index, chunks: list[Any]) -> list[list[str]]:
@@ -156,10 +165,10 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
 
     text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     index_file = out_dir / INDEX_FILE
-    index_file.write_text(text, encoding="utf-8")
+    index_file.write_bytes(_gzip(text.encode("utf-8")))
     vectors_file = out_dir / VECTORS_FILE
     if vec_bytes:
-        vectors_file.write_bytes(vec_bytes)
+        vectors_file.write_bytes(_gzip(vec_bytes))
     else:
         vectors_file.unlink(missing_ok=True)
     out: dict[str, str | int] = {
@@ -173,6 +182,11 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     }
     if vec_bytes:
         out.update(
-            {"vectors": VECTORS_FILE, "vector_dtype": "int8", "dim": dim, "vectors_bytes": len(vec_bytes)}
+            {
+                "vectors": VECTORS_FILE,
+                "vector_dtype": "int8",
+                "dim": dim,
+                "vectors_bytes": vectors_file.stat().st_size,
+            }
         )
     return out
