@@ -1,8 +1,9 @@
 // The wiki's own script: draw the file tree, Mermaid diagrams, and highlight cited lines.
 //
 // Pages are complete without it: the side bar then lists the top level, a diagram's source stays
-// readable as text, and line anchors (#L12) work natively. The file tree comes from
-// nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
+// readable as text, and code lines keep their numbers (a CSS counter). The line ids that citations
+// (#L12) land on are given by this script (numberLines), saving ~7 bytes a line. The file tree comes
+// from nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
 // from the site's own vendor folder, only on pages that have diagrams, with securityLevel "strict"
 // (labels are sanitised server-side as well).
 
@@ -11,11 +12,22 @@
 
   var root = document.body ? document.body.getAttribute("data-root") || "" : "";
 
+  // -- code lines: item i of <ol start=s> is line s + i; the page leaves the ids to this script ----
+  function numberLines() {
+    var lists = document.querySelectorAll("pre.code > ol");
+    for (var i = 0; i < lists.length; i++) {
+      var n = lists[i].start || 1;
+      for (var li = lists[i].firstElementChild; li; li = li.nextElementSibling) li.id = "L" + n++;
+    }
+  }
+
   // -- line highlighting: #L10 or #L10-L20 ------------------------------------------------------
   function clearHighlight() {
     var old = document.querySelectorAll(".hl");
     for (var i = 0; i < old.length; i++) old[i].classList.remove("hl");
   }
+
+  var scrollOnce = true;
 
   function highlightFromHash() {
     var m = /^#L(\d+)(?:-L?(\d+))?$/.exec(window.location.hash);
@@ -35,7 +47,9 @@
       if (target) target.classList.add("hl");
       if (!first) first = el;
     }
-    if (first && m[2]) first.scrollIntoView({ block: "start" });
+    // a single line scrolls natively once it has its id; on the first call it got it just now
+    if (first && (m[2] || scrollOnce)) first.scrollIntoView({ block: "start" });
+    scrollOnce = false;
     if (!first) goToPart(start, window.location.hash);
   }
 
@@ -168,6 +182,7 @@
     if (holder && window.oyaTree) buildTree(holder, window.oyaTree);
     var code = document.querySelectorAll("pre.code");
     for (var i = 0; i < code.length; i++) code[i].addEventListener("click", onCodeClick);
+    numberLines();
     highlightFromHash();
     renderDiagrams();
   }
