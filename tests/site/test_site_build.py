@@ -226,3 +226,33 @@ def test_long_and_short_names_build(tmp_path: Path, name: str) -> None:
     site, _ = _build(repo, tmp_path)
     assert (site / unquote(page_url(f"{name}/{name}.py"))).is_file()
     check_site(site)
+
+
+# -- the bundle on disk ---------------------------------------------------------------------------
+def test_bundle_is_stored_gzipped_deterministically_and_decodes_to_the_same_answers(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from oya.core.bundle import INDEX_FILE, VECTORS_FILE, decode_bundle, load_bundle
+    from oya.site.bundle import export_bundle
+    from oya.store import Index
+
+    index_dir = make_index(Path(shutil.copytree(SAMPLE_REPO, tmp_path / "repo")), tmp_path / "index")
+    with Index(index_dir) as index:
+        info = export_bundle(index, tmp_path / "a")
+        export_bundle(index, tmp_path / "b")
+    assert info["index"] == INDEX_FILE and info["vectors"] == VECTORS_FILE
+    for name in (INDEX_FILE, VECTORS_FILE):
+        packed = (tmp_path / "a" / name).read_bytes()
+        assert packed[:2] == b"\x1f\x8b" and packed == (tmp_path / "b" / name).read_bytes(), name
+    raw_index = gzip.decompress((tmp_path / "a" / INDEX_FILE).read_bytes())
+    assert json.loads(raw_index)["format"] == "oya-bundle"
+    assert info["index_bytes"] < len(raw_index) / 2  # texts and postings compress well
+    stored = load_bundle(tmp_path / "a")
+    plain = decode_bundle(raw_index, gzip.decompress((tmp_path / "a" / VECTORS_FILE).read_bytes()))
+    question = "How is stock removed when an order ships?"
+    vector = stored.vectors_for([stored.vector_ids[0]])[stored.vector_ids[0]]
+    answers = [b.ask(question, list(vector)) for b in (stored, plain)]
+    for answer in answers:
+        answer.pop("timings_ms")
+    assert answers[0] == answers[1] and answers[0]["hits"]
