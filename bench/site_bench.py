@@ -169,7 +169,7 @@ def site_sizes(site: Path) -> dict[str, dict[str, int]]:
 
 def large_questions(site: Path, n: int, seed: int) -> list[str]:
     """First lines of the project's function docstrings (>= 4 words, unique), sampled."""
-    doc = json.loads((site / "bundle" / "index.json").read_text(encoding="utf-8"))
+    doc = json.loads(gzip.decompress((site / "bundle" / "index.json.gz").read_bytes()))
     nodes = doc["nodes"]
     seen: dict[str, int] = {}
     firsts = []

@@ -172,16 +172,22 @@ def search_index(
 
 @asset(
     group_name=GROUP,
-    description="Every wiki page rendered from the index (overview, architecture, dirs, files).",
+    description="Every wiki page rendered from the index (overview, architecture, dirs, files); "
+    "pages unchanged since the existing site are reused from it.",
 )
-def wiki_pages(search_index: str, progress: ResourceParam[Progress]) -> Output[WikiPages]:
+def wiki_pages(
+    settings: OyaSettings, search_index: str, progress: ResourceParam[Progress]
+) -> Output[WikiPages]:
     t0 = time.perf_counter()
     progress.update("wiki_pages", 0, 1)
-    pages = render_wiki_pages(Path(search_index).parent)
+    pages = render_wiki_pages(
+        Path(search_index).parent,
+        settings.site,  # pages whose inputs did not change are taken from the existing site
+        progress=lambda done, total: progress.update("wiki_pages", done, total),
+    )
     return Output(
         pages,
         metadata={
-            "pages": len(pages.pages),
             **{k: int(v) for k, v in pages.counts.items()},
             "seconds": _seconds(t0),
         },

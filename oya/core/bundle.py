@@ -2,8 +2,10 @@
 
 Theory of operation:
 
-* The site exporter (``oya.site.bundle``) writes ``index.json`` and ``vectors.bin``.
-  ``decode_bundle`` turns them into the core's own objects (``MemoryCorpus``, ``BM25Index``,
+* The site exporter (``oya.site.bundle``) writes ``index.json`` and ``vectors.bin``, each
+  gzip-compressed on disk (``index.json.gz``, ``vectors.bin.gz``: a static host stores and serves
+  them as opaque bytes, a third of the size; the browser inflates them with
+  ``DecompressionStream``). ``decode_bundle`` takes either form and turns them into the core's own objects (``MemoryCorpus``, ``BM25Index``,
   ``CodeGraph``, ``VectorIndex``), so the browser answers with the code the CLI answers with.
   Only ``load_bundle`` touches files; everything else takes bytes and strings (it runs in Pyodide).
 * ``index.json`` (``format`` "oya-bundle", ``version`` 1) is column-oriented:
@@ -29,6 +31,7 @@ Theory of operation:
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -56,8 +59,9 @@ from oya.core.vectors import VectorIndex
 
 BUNDLE_FORMAT = "oya-bundle"
 BUNDLE_VERSION = 1
-INDEX_FILE = "index.json"
-VECTORS_FILE = "vectors.bin"
+INDEX_FILE = "index.json.gz"
+VECTORS_FILE = "vectors.bin.gz"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class BundleError(ValueError):
@@ -324,8 +328,17 @@ def _rows(table: Mapping[str, Any], names: Sequence[str], n: int) -> Iterator[tu
     return zip(*(_column(table, name, n) for name in names), strict=True)
 
 
+def inflate(data: bytes) -> bytes:
+    """``data`` gunzipped when it is gzip (the bundle's files on disk), else as it is."""
+    return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
+
+
 def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bundle:
-    """A :class:`Bundle` from the bytes of ``index.json`` and ``vectors.bin`` (None: no vectors)."""
+    """A :class:`Bundle` from ``index.json`` and ``vectors.bin`` (None: no vectors), gzipped or not."""
+    if isinstance(index_json, bytes):
+        index_json = inflate(index_json)
+    if vectors is not None:
+        vectors = inflate(vectors)
     doc = json.loads(index_json)
     if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
         raise BundleError("not an oya bundle (index.json lacks format 'oya-bundle')")

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from oya.core.graph import Subgraph
 from oya.core.records import Chunk
+from oya.core.sitepaths import page_url as page_url  # re-exported: callers import it from here
 
 CHANNEL_STATUSES = ("ran", "failed", "unavailable", "off")
 CONFIDENCE_LEVELS = ("HIGH", "MEDIUM", "LOW")
-
-
-def page_url(path: str, line: int | None = None) -> str:
-    """The wiki page of a repository file (relative to the site root), at a line anchor."""
-    url = "files/" + quote(path, safe="/") + ".html"
-    return url + (f"#L{line}" if line else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +190,12 @@ class RetrievalResult:
             ],
             "mermaid": self.context.mermaid,
             "snippets": [
-                {"path": s.citation.path, "start_line": s.citation.start_line, "text": s.text}
+                {
+                    "path": s.citation.path,
+                    "start_line": s.citation.start_line,
+                    "url": s.citation.url,
+                    "text": s.text,
+                }
                 for s in self.context.snippets
             ],
             "context_tokens": self.context.tokens,

@@ -2,13 +2,14 @@
 
 Theory of operation:
 
-* ``render_wiki_pages`` is pure computation over the index: it returns the HTML of every
-  page in memory (relative path -> text) and counts. Jinja2 autoescapes everything; the
-  only pre-built HTML comes from ``oya.site.markup``/``codeview``/``pages.render_nav``, which
-  escape all repository text themselves.
+* ``render_wiki_pages`` (``oya.site.render``) is pure computation over the index: it returns
+  the HTML of every page whose inputs changed, in memory, and which pages the previous site
+  already holds. Jinja2 autoescapes everything; the only pre-built HTML comes from
+  ``oya.site.markup``/``codeview``/``nav``, which escape all repository text themselves.
 * ``write_wiki_site`` writes the pages, the static files, the runtime (Pyodide, mermaid,
   transformers.js), the query model, the core wheel, the bundle and ``manifest.json`` into a
-  temporary sibling folder, then swaps it in: the old site is renamed aside, the new one
+  temporary sibling folder (unchanged pages and runtime files are hard-linked from the previous
+  site, not copied), then swaps it in: the old site is renamed aside, the new one
   renamed into place, and only then is the old one deleted. A failed build removes its
   temporary folder and leaves the existing site as it was.
 * ``manifest.json`` is how the Ask panel finds things: the wheel's file name, the model
@@ -23,91 +24,24 @@ import json
 import shutil
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
 from oya.errors import SiteError
-from oya.site.csp import CSP
-from oya.site.markup import render_docstring
-from oya.site.pages import Page, SiteData, all_pages, render_nav
+from oya.site.render import (
+    KEYS_VERSION,
+    PAGE_KEYS_FILE,
+    TEMPLATE_DIR,
+    WikiPages,
+    name_tree,
+    render_wiki_pages,
+)
+from oya.site.reuse import link_or_copy
 from oya.store import Index
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "site_template"
 STATIC_DIR = TEMPLATE_DIR / "static"
 BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.site.model_export)
 MANIFEST_VERSION = 1
-
-
-@dataclass
-class WikiPages:
-    pages: dict[str, str]  # relative path (unquoted) -> HTML
-    counts: dict[str, int]
-    meta: dict[str, str] = field(default_factory=dict)
-
-
-def template_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(str(template_dir)),
-        autoescape=select_autoescape(["html"], default=True, default_for_string=True),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters["docstring"] = render_docstring
-    return env
-
-
-def _render(env: Environment, data: SiteData, page: Page) -> str:
-    root = page.root
-    context = {
-        **page.context,
-        "root": root,
-        "page_url": page.url,
-        "csp": CSP,
-        "title": page.title,
-        "repo_name": data.repo_name,
-        "commit": data.meta.get("repo_commit", ""),
-        "built_at": data.meta.get("built_at", ""),
-        "nav": render_nav(data, page.current, root),
-        "crumbs": page.crumbs,
-        "current": page.current,
-        "has_diagram": page.has_diagram,
-    }
-    return env.get_template(page.template).render(context)
-
-
-def render_wiki_pages(index_dir: Path) -> WikiPages:
-    """Every page of the wiki, in memory. No language model is involved."""
-    env = template_environment()
-    with Index(Path(index_dir)) as index:
-        data = SiteData(index)
-        pages: dict[str, str] = {}
-        counts = {"file_pages": 0, "dir_pages": 0, "diagrams": 0}
-        for page in all_pages(data):
-            if page.path in pages:  # e.g. a file "a" and a directory "a.html" (never both in one page tree)
-                raise SiteError(f"two wiki pages would be written to {page.path}")
-            pages[page.path] = _render(env, data, page)
-            counts["file_pages"] += page.template == "file.html"
-            counts["dir_pages"] += page.template == "dir.html"
-            counts["diagrams"] += page.has_diagram
-        stats = index.stats()
-        counts.update(
-            {
-                "pages": len(pages),
-                "files": stats.files,
-                "lines": sum(f.n_lines for f in data.files),
-                "symbols": sum(len(v) for v in data.symbols.values()),
-                "chunks": stats.chunks,
-                "nodes": stats.nodes,
-                "edges": stats.edges,
-                "skipped": stats.skipped,
-            }
-        )
-        return WikiPages(pages, counts, dict(index.meta))
 
 
 def _tree_bytes(path: Path) -> int:
@@ -129,6 +63,32 @@ def _say(console: Any, text: str) -> None:
         console.print(text, highlight=False, markup=False)
 
 
+def _write_pages(tmp: Path, pages: WikiPages) -> int:
+    """Write the rendered pages, link the reused ones, record every page's key; return bytes."""
+    total = 0
+    for rel, html in sorted({**pages.pages, **pages.assets}.items()):
+        dest = tmp / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        data = html.encode("utf-8")
+        dest.write_bytes(data)
+        total += len(data)
+    previous = Path(pages.previous)
+    for rel in pages.reused:
+        src = previous / rel
+        if not src.is_file():
+            raise SiteError(f"{src} disappeared while the site was being built; build again")
+        if pages.previous_tree == pages.tree:
+            link_or_copy(src, tmp / rel)
+        else:  # same page, but it must name the new tree script
+            html = name_tree(src.read_text(encoding="utf-8"), rel, pages.tree)
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(html, encoding="utf-8")
+        total += (tmp / rel).stat().st_size
+    keys = {"version": KEYS_VERSION, "tree": pages.tree, "pages": dict(sorted(pages.keys.items()))}
+    (tmp / PAGE_KEYS_FILE).write_text(json.dumps(keys, indent=0) + "\n", encoding="utf-8")
+    return total
+
+
 def _write_into(
     tmp: Path,
     pages: WikiPages,
@@ -137,14 +97,10 @@ def _write_into(
     with_runtime: bool,
     with_bundle: bool,
     console: Any,
+    previous: Path | None,
 ) -> dict[str, Any]:
     sizes = {"pages": 0, "static": 0, "runtime": 0, "model": 0, "bundle": 0}
-    for rel, html in sorted(pages.pages.items()):
-        dest = tmp / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        data = html.encode("utf-8")
-        dest.write_bytes(data)
-        sizes["pages"] += len(data)
+    sizes["pages"] = _write_pages(tmp, pages)
     shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(".*", "__pycache__"))
     sizes["static"] = _tree_bytes(tmp / "static")
     manifest: dict[str, Any] = {
@@ -165,7 +121,7 @@ def _write_into(
         from oya.site.vendor import copy_runtime, ensure_vendor
 
         _say(console, "site: copying the browser runtime (Pyodide, mermaid, transformers.js)")
-        runtime = copy_runtime(ensure_vendor(), tmp)
+        runtime = copy_runtime(ensure_vendor(), tmp, previous)
         sizes["runtime"] += runtime["runtime"] + runtime["js"]
         sizes["model"] += runtime["model"]
         wheel = build_core_wheel(tmp / "vendor")
@@ -176,7 +132,7 @@ def _write_into(
 
             _say(console, "site: exporting the query model for the browser")
             model_dir = export_query_model()
-            sizes["model"] += copy_model(model_dir, tmp)
+            sizes["model"] += copy_model(model_dir, tmp, previous)
             manifest["model"] = "models/" + model_dir.name
         else:
             _say(
@@ -228,6 +184,7 @@ def write_wiki_site(
             with_runtime=with_runtime,
             with_bundle=with_runtime if with_bundle is None else with_bundle,
             console=console,
+            previous=site_dir if site_dir.is_dir() else None,
         )
         if site_dir.exists():
             site_dir.rename(old)
@@ -242,15 +199,23 @@ def write_wiki_site(
         raise
     with contextlib.suppress(OSError):
         shutil.rmtree(old)
-    report.update({"site": str(site_dir), "pages": len(pages.pages), "counts": pages.counts})
+    n_pages = len(pages.keys) or len(pages.pages)
+    report.update({"site": str(site_dir), "pages": n_pages, "counts": pages.counts})
     report["bytes"]["total"] = sum(report["bytes"].values())
-    _say(console, f"site: {len(pages.pages)} pages, {report['bytes']['total'] / 1e6:.1f} MB in {site_dir}")
+    _say(console, f"site: {n_pages} pages, {report['bytes']['total'] / 1e6:.1f} MB in {site_dir}")
     return report
 
 
 def build_site(
     index_dir: Path, site_dir: Path, *, console: Any = None, with_runtime: bool = True
 ) -> dict[str, Any]:
-    """Render the wiki from the index in ``index_dir`` and write it to ``site_dir``."""
-    pages = render_wiki_pages(Path(index_dir))
+    """Render the wiki from the index in ``index_dir`` and write it to ``site_dir``.
+
+    Pages whose inputs did not change since the site already in ``site_dir`` was built are taken
+    from it rather than rendered again (``oya.site.render``).
+    """
+    pages = render_wiki_pages(Path(index_dir), Path(site_dir))
     return write_wiki_site(pages, Path(index_dir), Path(site_dir), with_runtime=with_runtime, console=console)
+
+
+__all__ = ["WikiPages", "build_site", "render_wiki_pages", "write_wiki_site"]

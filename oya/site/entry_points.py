@@ -52,7 +52,7 @@ def _script_target(data: SiteData, target: str) -> str | None:
         return None
     for n in data.symbols.get(path, []):
         if n.qualname == func:
-            return page_url(path, n.start_line)
+            return data.line_url(path, n.start_line)
     return page_url(path)
 
 

@@ -4,11 +4,15 @@ Theory of operation:
 
 * ``SiteData`` reads the index once: files, the code graph, per-file symbols and the
   directory tree. Each ``*_page`` function returns a ``Page``: where it is written, its
-  template, and a context the Jinja2 template renders with autoescaping on.
+  template, and a context the Jinja2 template renders with autoescaping on (file pages:
+  ``oya.site.filepage``; the symbol index: ``oya.site.symbolindex``).
+* Where a page lives comes from ``oya.core.sitepaths``, an injective map, so no repository
+  layout makes two pages collide (``files/<path>.html``, ``dirs/<dir>/index.html``, long files'
+  parts under ``parts/``). The browser's citations use the same map (``page_url``); links the
+  site makes to a line use ``SiteData.line_url``, which knows which part of a long file holds it.
 * URLs in contexts are relative to the site root (``files/a.py.html#L3``) and templates
   prefix them with ``root`` (``""`` or ``"../../"``), so the site works from any folder or
-  sub-path. File pages follow ``oya.core.results.page_url`` exactly (the browser's
-  citations point there); directory pages are ``dirs/<dir>/index.html``.
+  sub-path.
 * Text from the repository is only ever escaped: either by the template, or by
   ``markupsafe.escape`` in the few places that build HTML here (markup.py, codeview.py and
   the navigation). Diagrams come from ``render_mermaid``, whose labels are sanitised.
@@ -18,27 +22,25 @@ from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
-from markupsafe import Markup, escape
-
-from oya.core.diagram import render_mermaid
 from oya.core.records import Node
 from oya.core.results import page_url
+from oya.core.sitepaths import dir_page_path, part_page_path, site_url
 from oya.site.architecture import module_map
-from oya.site.codeview import render_code
+from oya.site.codeview import PAGE_CODE_BYTES, CodeSlice, split_parts
 from oya.site.entry_points import EntryPoint, find_entry_points
-from oya.site.markup import parse_document, render_blocks, render_document
+from oya.site.markup import parse_document, render_blocks
 from oya.store import Index
 
 DOC_LANGUAGES = ("markdown", "rst")
-FULL_NAV_MAX_FILES = 400  # above this the left nav only unfolds the current page's ancestors
+DOC_RENDER_MAX_BYTES = 100_000  # longer documents are shown as (split) source, not rendered
 NEIGHBOURHOOD_NODES = 24
-MAX_LINKS = 20  # callers/callees listed per symbol before "and N more"
+MAX_LINKS = 12  # callers/callees listed per symbol before "and N more"
 _README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
 
 
@@ -65,6 +67,8 @@ class Page:
     crumbs: tuple[tuple[str, str | None], ...] = ()
     current: str = ""  # nav key: "file:<path>", "dir:<path>" or a top-level page name
     has_diagram: bool = False
+    nav_url: str = ""  # the page the side bar marks as current, when not this one (a file's parts)
+    code: CodeSlice | None = None  # source lines this page shows, highlighted when it is rendered
 
     @property
     def root(self) -> str:
@@ -72,7 +76,7 @@ class Page:
 
 
 def dir_url(d: str) -> str:
-    return "dirs/index.html" if not d else "dirs/" + quote(d, safe="/") + "/index.html"
+    return site_url(dir_page_path(d))
 
 
 def first_sentence(text: str, limit: int = 160) -> str:
@@ -83,10 +87,10 @@ def first_sentence(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _link(node: Node, label: str | None = None) -> dict[str, str]:
+def link(data: SiteData, node: Node, label: str | None = None) -> dict[str, str]:
     return {
         "label": label or node.qualname or node.name,
-        "url": page_url(node.path, node.start_line),
+        "url": data.line_url(node.path, node.start_line),
         "where": f"{node.path}:{node.start_line}",
         "kind": node.kind,
     }
@@ -121,6 +125,8 @@ class SiteData:
         for subdirs, _ in self.children.values():
             subdirs.sort()
         self.repo_name = self.meta.get("repo_name") or "repository"
+        self._parts: dict[str, tuple[int, ...]] = {}
+        self._texts: dict[str, str] | None = None
         self.entry_points: list[EntryPoint] = find_entry_points(self)
 
     def _ensure_dir(self, d: str) -> tuple[list[str], list[FileEntry]]:
@@ -131,8 +137,41 @@ class SiteData:
         return self.children[d]
 
     def text(self, path: str) -> str:
-        row = self.index.con.execute("SELECT text FROM files WHERE path = ?", [path]).fetchone()
-        return str(row[0]) if row and row[0] is not None else ""
+        if self._texts is None:  # one query for all files: a query per file cost ~1 s on networkx
+            rows = self.index.con.execute("SELECT path, text FROM files").fetchall()
+            self._texts = {str(p): str(t) for p, t in rows if t is not None}
+        return self._texts.get(path, "")
+
+    def renders_as_document(self, f: FileEntry) -> bool:
+        """Markdown and reST are shown rendered, unless too long for one page (then as source)."""
+        return f.language in DOC_LANGUAGES and f.size <= DOC_RENDER_MAX_BYTES
+
+    def part_starts(self, path: str) -> tuple[int, ...]:
+        """First line of each page a file's source is shown on: ``(1,)`` for all but long files."""
+        if path not in self._parts:
+            f = self.by_path.get(path)
+            syms = self.symbols.get(path, [])
+            small = f is not None and f.size <= PAGE_CODE_BYTES // 4 and len(syms) <= 60
+            if f is None or small or self.renders_as_document(f):
+                self._parts[path] = (1,)
+            else:
+                weights: dict[int, int] = defaultdict(int)
+                for n in syms:
+                    weights[n.start_line] += self._symbol_bytes(n)
+                self._parts[path] = split_parts(self.text(path), weights)
+        return self._parts[path]
+
+    def _symbol_bytes(self, n: Node) -> int:
+        """Estimated HTML of a symbol's entry in a file page's list: head, summary and links."""
+        links = min(len(self.graph.neighbors(n.id)), 4 * MAX_LINKS)
+        return 300 + min(len(n.docstring), 420) + len(n.signature) + 110 * links
+
+    def line_url(self, path: str, line: int) -> str:
+        """URL of ``line`` of ``path``: its file page, or the part of a long file that holds it."""
+        k = bisect_right(self.part_starts(path), line) - 1
+        if k <= 0:
+            return page_url(path, line)
+        return site_url(part_page_path(path, k + 1)) + f"#L{line}"
 
     def file_count(self, d: str) -> int:
         subdirs, files = self.children.get(d, ([], []))
@@ -158,39 +197,7 @@ class SiteData:
         return resolve
 
 
-# -- navigation -------------------------------------------------------------------------------
-def render_nav(data: SiteData, current: str, root: str) -> Markup:
-    """The directory tree as nested <details>; the current page's ancestors are open."""
-    full = len(data.files) <= FULL_NAV_MAX_FILES
-    kind, _, cur = current.partition(":")
-    cur_dir = cur if kind == "dir" else posixpath.dirname(cur) if kind == "file" else None
-    ancestors: set[str] = set()
-    d = cur_dir
-    while d is not None:
-        ancestors.add(d)
-        d = posixpath.dirname(d) if d else None
-
-    def walk(d: str) -> Iterator[str]:
-        subdirs, files = data.children.get(d, ([], []))
-        for s in subdirs:
-            name = escape(posixpath.basename(s))
-            here = ' aria-current="page"' if kind == "dir" and s == cur else ""
-            link = f'<a href="{root}{dir_url(s)}"{here}>{name}</a>'
-            if full or s in ancestors:
-                opened = " open" if s in ancestors else ""
-                yield f'<li class="dir"><details{opened}><summary>{link}</summary><ul>'
-                yield from walk(s)
-                yield "</ul></details></li>"
-            else:
-                yield f'<li class="dir closed">{link}</li>'
-        for f in files:
-            here = ' aria-current="page"' if kind == "file" and f.path == cur else ""
-            yield f'<li class="file"><a href="{root}{page_url(f.path)}"{here}>{escape(f.name)}</a></li>'
-
-    return Markup('<ul class="tree">' + "".join(walk("")) + "</ul>")
-
-
-def _crumbs(path: str, *, is_dir: bool) -> tuple[tuple[str, str | None], ...]:
+def crumbs(path: str, *, is_dir: bool) -> tuple[tuple[str, str | None], ...]:
     parts = path.split("/") if path else []
     out: list[tuple[str, str | None]] = [("Files", dir_url(""))]
     for i, part in enumerate(parts):
@@ -243,10 +250,13 @@ def overview_page(data: SiteData) -> Page:
         },
         "entry_points": data.entry_points,
         "central_modules": [
-            {**_link(n, n.path), "summary": data.by_path[n.path].summary if n.path in data.by_path else ""}
+            {
+                **link(data, n, n.path),
+                "summary": data.by_path[n.path].summary if n.path in data.by_path else "",
+            }
             for n in central_modules
         ],
-        "central_symbols": [_link(n) for n in central_symbols],
+        "central_symbols": [link(data, n) for n in central_symbols],
         "top_dirs": top_dirs,
         "top_files": [{"label": f.name, "url": page_url(f.path)} for f in data.children.get("", ([], []))[1]],
     }
@@ -295,9 +305,9 @@ def architecture_page(data: SiteData) -> Page:
 
 
 def dir_page(data: SiteData, d: str) -> Page:
-    out = "dirs/" + (d + "/" if d else "") + "index.html"
+    out = dir_page_path(d)
     title = (d or data.repo_name) + "/"
-    page = Page(out, dir_url(d), "dir.html", title, crumbs=_crumbs(d, is_dir=True), current=f"dir:{d}")
+    page = Page(out, dir_url(d), "dir.html", title, crumbs=crumbs(d, is_dir=True), current=f"dir:{d}")
     subdirs, files = data.children.get(d, ([], []))
     page.context = {
         "dir": d,
@@ -320,167 +330,4 @@ def dir_page(data: SiteData, d: str) -> Page:
     return page
 
 
-def _relations(data: SiteData, node: Node) -> dict[str, Any]:
-    g = data.graph
-
-    def links(ids: list[str]) -> dict[str, Any]:
-        uniq = sorted(
-            set(ids), key=lambda i: (g.nodes[i].path != node.path, g.nodes[i].path, g.nodes[i].start_line)
-        )
-        items = []
-        for i in uniq[:MAX_LINKS]:
-            other = g.nodes[i]
-            label = other.qualname if other.kind != "module" else other.path
-            if other.path != node.path and other.kind != "module":
-                label = f"{label} ({posixpath.basename(other.path)})"
-            items.append(_link(other, label))
-        return {"items": items, "more": max(len(uniq) - MAX_LINKS, 0)}
-
-    return {
-        "callers": links([e.source for e in g.callers(node.id)]),
-        "callees": links([e.target for e in g.callees(node.id)]),
-        "bases": links(
-            [e.target for _, e in g.neighbors(node.id) if e.kind == "inherits" and e.source == node.id]
-        ),
-        "subclasses": links(
-            [e.source for _, e in g.neighbors(node.id) if e.kind == "inherits" and e.target == node.id]
-        ),
-    }
-
-
-def _neighbourhood(data: SiteData, path: str) -> tuple[str, int, int]:
-    """Mermaid of the file's symbols and what they connect to; (diagram, shown, candidates).
-
-    Only edges with an end in this file are drawn (not ``contains``: the nesting is already in
-    the symbol list), so the picture answers "what does this file use, and who uses it".
-    """
-    g = data.graph
-    own = {n.id for n in data.symbols.get(path, [])}
-    module = data.modules.get(path)
-    if module is not None:
-        own.add(module.id)
-    edges = sorted(
-        (
-            e
-            for nid in own
-            for _, e in g.neighbors(nid, 0.5)
-            if e.kind != "contains" and (e.source in own or e.target in own) and e.source != e.target
-        ),
-        key=lambda e: (e.source, e.target, e.kind),
-    )
-    edges = list(dict.fromkeys(edges))
-    touched = {e.source for e in edges} | {e.target for e in edges}
-    if not edges:
-        return "", 0, 0
-    inside = sorted((g.nodes[i] for i in touched if i in own), key=lambda n: (-n.centrality, n.start_line))
-    outside = sorted((g.nodes[i] for i in touched if i not in own), key=lambda n: (-n.centrality, n.id))
-    room_inside = min(len(inside), max(NEIGHBOURHOOD_NODES // 2, NEIGHBOURHOOD_NODES - len(outside)))
-    chosen = inside[:room_inside]
-    chosen += outside[: NEIGHBOURHOOD_NODES - len(chosen)]
-    keep = {n.id for n in chosen}
-    chosen.sort(key=lambda n: (n.id not in own, n.path, n.start_line))
-    labels = {}
-    for n in chosen:
-        if n.path != path:
-            base = posixpath.basename(n.path)
-            labels[n.id] = base if n.kind == "module" else f"{n.name} ({base})"
-        elif n.kind == "module":
-            labels[n.id] = posixpath.basename(n.path)
-    shown_edges = [e for e in edges if e.source in keep and e.target in keep]
-    diagram = render_mermaid(
-        chosen,
-        shown_edges,
-        highlight=[module.id] if module else [],
-        max_nodes=NEIGHBOURHOOD_NODES,
-        max_chars=8000,
-        labels=labels,
-    )
-    return diagram, len(chosen), len(touched)
-
-
-def _signature_parts(n: Node) -> tuple[str, str, str]:
-    """The signature split around the symbol's name, so the template can emphasise it."""
-    sig = " ".join(n.signature.split()) or n.name
-    at = sig.find(n.name)
-    if at < 0:
-        return ("", sig, "")
-    return (sig[:at], n.name, sig[at + len(n.name) :])
-
-
-def file_page(data: SiteData, f: FileEntry) -> Page:
-    page = Page(
-        "files/" + f.path + ".html",
-        page_url(f.path),
-        "file.html",
-        f.path,
-        crumbs=_crumbs(f.path, is_dir=False),
-        current=f"file:{f.path}",
-    )
-    text = data.text(f.path)
-    module = data.modules.get(f.path)
-    symbols = []
-    for n in data.symbols.get(f.path, []):
-        symbols.append(
-            {
-                "node": n,
-                "sig": _signature_parts(n),
-                "depth": min(n.qualname.count("."), 4),
-                "url": page_url(f.path, n.start_line),
-                **_relations(data, n),
-            }
-        )
-    imports: list[dict[str, str]] = []
-    imported_by: list[dict[str, str]] = []
-    if module is not None:
-        for other, e in data.graph.neighbors(module.id):
-            if e.kind != "imports" or other == module.id:
-                continue
-            target = data.graph.nodes[other]
-            (imports if e.source == module.id else imported_by).append(_link(target, target.path))
-    diagram, shown, total = _neighbourhood(data, f.path)
-    page.has_diagram = bool(diagram)
-    is_doc = f.language in DOC_LANGUAGES
-    page.context = {
-        "file": f,
-        "docstring": module.docstring if module else "",
-        "symbols": symbols,
-        "imports": sorted({i["url"]: i for i in imports}.values(), key=lambda i: i["label"]),
-        "imported_by": sorted({i["url"]: i for i in imported_by}.values(), key=lambda i: i["label"]),
-        "diagram": diagram,
-        "diagram_note": f"{shown} of {total}+ related symbols shown" if total > shown else "",
-        "doc_html": render_document(text, f.language, data.resolver(f.path, page.root)) if is_doc else None,
-        "code_html": None if is_doc else render_code(text, f.language),
-        "raw_text": text if is_doc else None,
-        "dir_url": dir_url(posixpath.dirname(f.path)),
-    }
-    return page
-
-
-def search_page(data: SiteData) -> Page:
-    page = Page("search.html", "search.html", "search.html", "Search", current="search")
-    entries = sorted(
-        (n for syms in data.symbols.values() for n in syms),
-        key=lambda n: (n.name.lower(), n.qualname, n.path, n.start_line),
-    )
-    groups: list[dict[str, Any]] = []
-    for n in entries:
-        first = n.name[:1].upper()
-        letter = first if first.isalpha() else "#"
-        if not groups or groups[-1]["letter"] != letter:
-            groups.append({"letter": letter, "id": f"idx-{len(groups)}", "items": []})
-        groups[-1]["items"].append(_link(n))
-    page.context = {"groups": groups, "count": len(entries)}
-    return page
-
-
-def all_pages(data: SiteData) -> Iterator[Page]:
-    yield overview_page(data)
-    yield architecture_page(data)
-    yield search_page(data)
-    for d in sorted(data.children):
-        yield dir_page(data, d)
-    for f in data.files:
-        yield file_page(data, f)
-
-
-__all__ = ["Page", "SiteData", "all_pages", "dir_url", "render_nav"]
+__all__ = ["FileEntry", "Page", "SiteData", "dir_url", "first_sentence", "link"]

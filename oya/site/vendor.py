@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from oya.errors import SiteError
+from oya.site.reuse import place_file
 
 TEMPLATE_VENDOR_DIR = Path(__file__).resolve().parents[2] / "site_template" / "vendor"
 _STAMP = ".oya-vendor-stamp-2"  # bump when what ensure_vendor produces changes
@@ -125,10 +126,11 @@ def _precompile_stdlib(modules: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def copy_runtime(vendor_dir: Path, site_dir: Path) -> dict[str, int]:
+def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None) -> dict[str, int]:
     """Copy the browser runtime files into ``site_dir/vendor/``; return bytes per group.
 
     Groups: ``runtime`` (Pyodide), ``model`` (onnxruntime-web's WASM), ``js`` (transformers.js, mermaid).
+    Files the ``previous`` site already holds unchanged are hard-linked from it instead of copied.
     """
     sizes = {"runtime": 0, "model": 0, "js": 0}
     for src_rel, dest_rel, group in RUNTIME_FILES:
@@ -137,8 +139,7 @@ def copy_runtime(vendor_dir: Path, site_dir: Path) -> dict[str, int]:
             src = src.parent / PRECOMPILED_STDLIB  # same modules as bytecode: a faster cold start
         if not src.is_file():
             raise SiteError(f"vendor file missing: {src} (run ensure_vendor first)")
-        dest = site_dir / "vendor" / dest_rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
+        rel = Path("vendor") / dest_rel
+        place_file(src, site_dir / rel, previous / rel if previous is not None else None)
         sizes[group] += src.stat().st_size
     return sizes

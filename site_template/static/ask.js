@@ -4,8 +4,8 @@
 // * Nothing heavy loads with the page. The user opening the panel (the toggle), focusing or typing
 //   in the box, or asking (also a deep link) starts the loads, all in parallel: Pyodide + the oya
 //   core wheel in a module worker (pyodide_worker.js, via pyodide_boot.js), the index bundle
-//   (bundle/index.json, bundle/vectors.bin, fetched here and handed to the worker, where Python
-//   parses the JSON once), and the query model (embed.js; onnxruntime runs in its own proxy
+//   (bundle/index.json.gz, bundle/vectors.bin.gz, fetched and inflated here, handed to the worker
+//   where Python parses the JSON once), and the query model (embed.js; onnxruntime runs in its own proxy
 //   worker). Python never blocks the page, so the model loads while Python boots. A panel that is
 //   merely restored open on a new page loads nothing. What to load comes from
 //   <root>manifest.json: `wheel` (file name under vendor/, or a path), `model` (model folder name,
@@ -164,6 +164,20 @@ async function fetchChecked(url, what, kind = "arrayBuffer") {
   return await response[kind]();
 }
 
+// The bundle's files are stored gzipped (a third of the bytes on the host). A host that labels
+// them Content-Encoding: gzip has the browser inflate them already, so look at the magic bytes.
+async function fetchBundleFile(url, what) {
+  const buf = await fetchChecked(url, what);
+  const head = new Uint8Array(buf, 0, Math.min(2, buf.byteLength));
+  if (head.length < 2 || head[0] !== 0x1f || head[1] !== 0x8b) return buf;
+  try {
+    const stream = new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return await new Response(stream).arrayBuffer();
+  } catch (err) {
+    throw new Error(`Could not unpack the ${what} (${url}): ${err.message}`);
+  }
+}
+
 function loadManifest() {
   if (!manifestPromise) {
     manifestPromise = fetchChecked(BASE + "manifest.json", "site manifest", "json").catch((err) => {
@@ -185,7 +199,7 @@ function bundleFiles(manifest) {
   if (!bundle) throw new Error("this site was built without an index bundle (manifest.json: bundle is null)");
   const dir = (bundle.path || bundle.dir || "bundle/").replace(/\/?$/, "/");
   return {
-    index: dir + (bundle.index || "index.json"),
+    index: dir + (bundle.index || "index.json.gz"),
     vectors: bundle.vectors ? dir + bundle.vectors : null,
   };
 }
@@ -289,8 +303,8 @@ function loadEngine() {
     });
     booted.catch(() => {}); // awaited below; a failure while the bundle downloads is reported once
     const [indexBuf, vecBuf] = await Promise.all([
-      fetchChecked(BASE + files.index, "index bundle"),
-      files.vectors ? fetchChecked(BASE + files.vectors, "bundle vectors") : Promise.resolve(null),
+      fetchBundleFile(BASE + files.index, "index bundle"),
+      files.vectors ? fetchBundleFile(BASE + files.vectors, "bundle vectors") : Promise.resolve(null),
     ]);
     mark("bundle-fetched");
     // index.json is parsed once, by Python; the worker gets its own copy of the vectors
@@ -777,7 +791,7 @@ function renderSnippets(result) {
   const cites = result.citations || [];
   const block = el("details", { class: "ask-block ask-snippets" }, el("summary", {}, `Code snippets (${snippets.length})`));
   snippets.forEach((s, i) => {
-    const c = cites[i] || { url: `files/${s.path}.html#L${s.start_line}`, path: s.path, start_line: s.start_line, end_line: s.start_line, title: s.path };
+    const c = cites[i] || { url: s.url, path: s.path, start_line: s.start_line, end_line: s.start_line, title: s.path };
     block.append(
       el(
         "figure",

@@ -1,19 +1,33 @@
-// The wiki's own script: draw Mermaid diagrams and highlight cited lines. Nothing else.
+// The wiki's own script: draw the file tree, Mermaid diagrams, and highlight cited lines.
 //
-// Pages are complete without it: a diagram's source stays readable as text, and line anchors
-// (#L12) work natively. Mermaid is loaded from the site's own vendor folder, only on pages
-// that have diagrams, with securityLevel "strict" (labels are sanitised server-side as well).
+// Pages are complete without it: the side bar then lists the top level, a diagram's source stays
+// readable as text, and code lines keep their numbers (a CSS counter). The line ids that citations
+// (#L12) land on are given by this script (numberLines), saving ~7 bytes a line. The file tree comes
+// from nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
+// from the site's own vendor folder, only on pages that have diagrams, with securityLevel "strict"
+// (labels are sanitised server-side as well).
 
 (function () {
   "use strict";
 
   var root = document.body ? document.body.getAttribute("data-root") || "" : "";
 
+  // -- code lines: item i of <ol start=s> is line s + i; the page leaves the ids to this script ----
+  function numberLines() {
+    var lists = document.querySelectorAll("pre.code > ol");
+    for (var i = 0; i < lists.length; i++) {
+      var n = lists[i].start || 1;
+      for (var li = lists[i].firstElementChild; li; li = li.nextElementSibling) li.id = "L" + n++;
+    }
+  }
+
   // -- line highlighting: #L10 or #L10-L20 ------------------------------------------------------
   function clearHighlight() {
     var old = document.querySelectorAll(".hl");
     for (var i = 0; i < old.length; i++) old[i].classList.remove("hl");
   }
+
+  var scrollOnce = true;
 
   function highlightFromHash() {
     var m = /^#L(\d+)(?:-L?(\d+))?$/.exec(window.location.hash);
@@ -28,11 +42,101 @@
       var el = document.getElementById("L" + n);
       if (!el) continue;
       // code lines are highlighted themselves; document anchors highlight their block
-      var target = el.classList.contains("line") ? el : el.closest(".md-block") || el.parentElement;
+      var inCode = el.parentElement && el.parentElement.closest("pre.code");
+      var target = inCode ? el : el.closest(".md-block") || el.parentElement;
       if (target) target.classList.add("hl");
       if (!first) first = el;
     }
-    if (first && m[2]) first.scrollIntoView({ block: "start" });
+    // a single line scrolls natively once it has its id; on the first call it got it just now
+    if (first && (m[2] || scrollOnce)) first.scrollIntoView({ block: "start" });
+    scrollOnce = false;
+    if (!first) goToPart(start, window.location.hash);
+  }
+
+  // -- long files are split into parts: a line that is not on this page is on another part ---------
+  function goToPart(line, hash) {
+    var links = document.querySelectorAll("nav.parts a[data-first]");
+    for (var i = 0; i < links.length; i++) {
+      var a = links[i];
+      var first = parseInt(a.getAttribute("data-first"), 10);
+      var last = parseInt(a.getAttribute("data-last"), 10);
+      if (line >= first && line <= last && !a.hasAttribute("aria-current")) {
+        window.location.replace(a.getAttribute("href").split("#")[0] + hash);
+        return;
+      }
+    }
+  }
+
+  // -- a click in a code line's number gutter (a CSS counter, not a link) selects the line ---------
+  function onCodeClick(event) {
+    var line = event.target;
+    if (!line || !line.id || !/^L\d+$/.test(line.id) || line.tagName !== "LI") return;
+    var gutter = parseFloat(getComputedStyle(line, "::before").width) || 0;
+    if (event.clientX - line.getBoundingClientRect().left <= gutter + 12) {
+      window.location.hash = "#" + line.id;
+    }
+  }
+
+  // -- the file tree ----------------------------------------------------------------------------------
+  function buildTree(holder, data) {
+    var current = document.body.getAttribute("data-nav") || document.body.getAttribute("data-page") || "";
+
+    function seg(entry, dflt) { return entry.length > 3 ? entry[3] : dflt; }
+
+    function link(href, label, isCurrent) {
+      var a = document.createElement("a");
+      a.href = root + href;
+      a.textContent = label;
+      if (isCurrent) a.setAttribute("aria-current", "page");
+      return a;
+    }
+
+    // fill <ul> with a folder's entries; `prefix` is its site path segments ("a/b~/")
+    function fill(ul, dirs, files, prefix) {
+      dirs.forEach(function (d) {
+        var name = d[0];
+        var path = prefix + seg(d, encodeURIComponent(name)) + "/";
+        var li = document.createElement("li");
+        li.className = "dir";
+        var details = document.createElement("details");
+        var summary = document.createElement("summary");
+        var dirUrl = "dirs/" + path + "index.html";
+        summary.appendChild(link(dirUrl, name, current === dirUrl));
+        details.appendChild(summary);
+        var inner = document.createElement("ul");
+        details.appendChild(inner);
+        var filled = false;
+        function open() {
+          if (filled) return;
+          filled = true;
+          fill(inner, d[1], d[2], path);
+        }
+        // an ancestor of the current page starts open; others are drawn when first opened
+        if (current.indexOf("files/" + path) === 0 || current.indexOf("dirs/" + path) === 0) {
+          details.open = true;
+          open();
+        }
+        details.addEventListener("toggle", open);
+        li.appendChild(details);
+        ul.appendChild(li);
+      });
+      files.forEach(function (f) {
+        var name = typeof f === "string" ? f : f[0];
+        var page = typeof f === "string" ? encodeURIComponent(f) + ".html" : f[1];
+        var url = "files/" + prefix + page;
+        var li = document.createElement("li");
+        li.className = "file";
+        li.appendChild(link(url, name, current === url));
+        ul.appendChild(li);
+      });
+    }
+
+    var ul = document.createElement("ul");
+    ul.className = "tree";
+    fill(ul, data[0], data[1], "");
+    holder.replaceChildren(ul);
+    var here = ul.querySelector('[aria-current="page"]');
+    if (here && here.scrollIntoView) here.scrollIntoView({ block: "nearest" });
   }
 
   // -- diagrams -----------------------------------------------------------------------------------
@@ -74,6 +178,11 @@
   }
 
   function start() {
+    var holder = document.getElementById("tree");
+    if (holder && window.oyaTree) buildTree(holder, window.oyaTree);
+    var code = document.querySelectorAll("pre.code");
+    for (var i = 0; i < code.length; i++) code[i].addEventListener("click", onCodeClick);
+    numberLines();
     highlightFromHash();
     renderDiagrams();
   }

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from test_pages import scan_html
 
 from oya.serve import SiteRequestHandler
 
@@ -125,7 +126,7 @@ def check_anchor(server: Server, href: str) -> None:
         assert response.status == 200, href
         html = response.read().decode("utf-8")
     assert parts.fragment.startswith("L"), href
-    assert f'id="{parts.fragment}"' in html, f"{href}: no element with id {parts.fragment}"
+    assert parts.fragment in scan_html(html).ids, f"{href}: no element with id {parts.fragment}"
 
 
 # -- tests ----------------------------------------------------------------------------------------

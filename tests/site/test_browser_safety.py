@@ -108,7 +108,7 @@ def _open_and_check(page: Any, base: str, rel: str) -> dict[str, Any]:
     content = page.evaluate(_ACTIVE_CONTENT)
     assert content["images"] == 0 and content["frames"] == 0, (url, content)
     assert not content["handlers"] and not content["jsLinks"] and not content["svgScripts"], (url, content)
-    own = (base + "static/", base + "vendor/mermaid/")
+    own = (base + "static/", base + "nav/", base + "vendor/mermaid/")
     assert all(s.startswith(own) for s in content["scripts"]), content["scripts"]
     assert page.evaluate("window.__oya_csp") == [], (url, page.evaluate("window.__oya_csp"))
     return {"mermaid": n_mermaid, **content}
@@ -243,8 +243,8 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
         "/vendor/pyodide/pyodide.mjs",
         "/vendor/pyodide/pyodide.asm.wasm",
         "/vendor/pyodide/python_stdlib.zip",
-        "/bundle/index.json",
-        "/bundle/vectors.bin",
+        "/bundle/index.json.gz",
+        "/bundle/vectors.bin.gz",
         "/static/embed.js",
         "/vendor/transformers/transformers.min.js",
         "/vendor/transformers/ort-wasm-simd-threaded.wasm",

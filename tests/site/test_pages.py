@@ -143,6 +143,8 @@ class _Scanner(HTMLParser):
         self._script_body: list[str] = []
         self._mermaid_depth = 0
         self._mermaid_text: list[str] = []
+        self._in_code = False
+        self._next_line = 0  # the next code line's number while inside <pre class="code"><ol>
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -151,6 +153,7 @@ class _Scanner(HTMLParser):
                 self.result.on_attrs.append(f"<{tag} {name}>")
         if "id" in a and a["id"]:
             self.result.ids.add(a["id"])
+        self._code_line(tag, a)
         for attr in ("href", "src", "action", "srcset", "formaction", "poster", "data"):
             if a.get(attr) is not None:
                 self.result.links.append((tag, str(a[attr]), a))
@@ -165,7 +168,19 @@ class _Scanner(HTMLParser):
         elif self._mermaid_depth:
             self._mermaid_depth += 1
 
+    def _code_line(self, tag: str, a: dict[str, str | None]) -> None:
+        """Code lines get their ids ``L<n>`` from site.js: item i of ``<ol start=s>`` is line s + i."""
+        if tag == "pre":
+            self._in_code = "code" in (a.get("class") or "").split()
+        elif tag == "ol" and self._in_code:
+            self._next_line = int(a.get("start") or 1)
+        elif tag == "li" and self._in_code and self._next_line:
+            self.result.ids.add(f"L{self._next_line}")
+            self._next_line += 1
+
     def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._in_code, self._next_line = False, 0
         if tag == "script" and self._script is not None:
             self.result.scripts.append((self._script, "".join(self._script_body)))
             self._script = None
@@ -319,7 +334,8 @@ def test_sample_pages_content(sample_site: Path) -> None:
     assert 'href="files/inventory/models.py.html#L' in overview  # central symbols link to lines
     service = (sample_site / "files/inventory/service.py.html").read_text(encoding="utf-8")
     assert 'data-root="../../"' in service and 'data-page="files/inventory/service.py.html"' in service
-    assert 'id="L1"' in service and 'id="L49"' in service and 'id="L50"' not in service
+    ids = scan_html(service).ids
+    assert "L1" in ids and "L49" in ids and "L50" not in ids
     assert "Business rules" in service  # module docstring
     assert "add_item" in service and 'href="#L16"' in service  # symbol with its line
     assert 'href="../../files/inventory/cli.py.html#L' in service  # caller in another file

@@ -1,0 +1,79 @@
+"""The left navigation's file tree: one shared, content-hashed script instead of HTML in every page.
+
+Theory of operation:
+
+* Inlining the whole tree in every page made the site grow as pages x files (a 127-file repository
+  spent most of its page bytes on it). Instead the tree is written once as ``nav/tree.<hash>.js``,
+  a script that only assigns data (``window.oyaTree = ...``): no inline script is needed (the CSP
+  forbids them), it loads from ``file://`` as well as over HTTP (``fetch`` of JSON would not), and
+  the hash in its name lets a browser cache it for good.
+* ``site.js`` draws the tree from that data as nested ``<details>``/``<summary>`` lists (native
+  keyboard and screen-reader behaviour), opens the current page's ancestors, marks the current
+  page with ``aria-current`` and fills other folders only when they are first opened, so a big
+  repository costs no more DOM than the path being read.
+* Data: a folder is ``[name, [folders], [files], segment?]``, a file is ``name`` or
+  ``[name, segment]``. The segment is the folder's or page's site path segment, percent-quoted
+  (``oya.core.sitepaths``), given only where it differs from the name (``name + ".html"`` for a
+  file), so the script never re-implements the path mapping.
+* Without JavaScript the side bar lists the repository's top level (capped), and every page keeps
+  its breadcrumbs; folder pages list their own entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from oya.core.results import page_url
+from oya.core.sitepaths import dir_segment, file_segment, site_url
+from oya.site.pages import SiteData, dir_url
+
+NAV_DIR = "nav"
+FALLBACK_ENTRIES = 20  # top-level entries listed in the side bar when scripts do not run
+
+
+def _file_entry(name: str) -> Any:
+    seg = site_url(file_segment(name))
+    return name if seg == name + ".html" else [name, seg]
+
+
+def _dir_entry(data: SiteData, d: str) -> list[Any]:
+    subdirs, files = data.children.get(d, ([], []))
+    name = posixpath.basename(d)
+    entry: list[Any] = [name, [_dir_entry(data, s) for s in subdirs], [_file_entry(f.name) for f in files]]
+    seg = site_url(dir_segment(name))
+    if seg != name:
+        entry.append(seg)
+    return entry
+
+
+def tree_script(data: SiteData) -> tuple[str, str]:
+    """(site path of the tree script, its text); the path holds a hash of the text."""
+    root = _dir_entry(data, "")
+    payload = json.dumps(root[1:3], ensure_ascii=False, separators=(",", ":"))
+    # "</" cannot end a script, but keep the file valid if someone inlines it
+    text = "window.oyaTree = " + payload.replace("</", "<\\/") + ";\n"
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{NAV_DIR}/tree.{digest}.js", text
+
+
+def fallback_nav(data: SiteData, root: str) -> Markup:
+    """The top level of the tree as plain links: what the side bar shows without scripts."""
+    subdirs, files = data.children.get("", ([], []))
+    items = [
+        f'<li class="dir closed"><a href="{root}{dir_url(s)}">{escape(posixpath.basename(s))}</a></li>'
+        for s in subdirs
+    ]
+    items += [f'<li class="file"><a href="{root}{page_url(f.path)}">{escape(f.name)}</a></li>' for f in files]
+    more = len(items) - FALLBACK_ENTRIES
+    if more > 0:
+        items = items[:FALLBACK_ENTRIES]
+        items.append(f'<li class="file"><a href="{root}{dir_url("")}">… {more} more</a></li>')
+    return Markup('<ul class="tree">' + "".join(items) + "</ul>")
+
+
+__all__ = ["NAV_DIR", "fallback_nav", "tree_script"]

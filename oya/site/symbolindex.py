@@ -1,0 +1,66 @@
+"""The symbol index: every class, function and method A to Z, the site's search without scripts.
+
+Theory of operation: ``search.html`` holds the search form. When every symbol fits on one page
+(``SYMBOLS_PER_PAGE``) the index is on that page too; otherwise ``search.html`` links to one page
+per initial letter under ``symbols/`` (``a.html``, ``a-2.html`` when a letter needs more than one
+page, ``other.html`` for names that do not start with an ASCII letter), so no page grows with the
+repository. Entries are sorted by name, then qualified name, path and line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oya.core.records import Node
+from oya.site.pages import Page, SiteData, link
+
+SYMBOLS_PER_PAGE = 800  # about 300 bytes of HTML each (long test names and paths): under 300 kB
+SYMBOLS_DIR = "symbols"
+
+
+def _letter(n: Node) -> str:
+    first = n.name[:1].upper()
+    return first if "A" <= first <= "Z" else "#"
+
+
+def _groups(data: SiteData, entries: list[Node]) -> list[dict[str, Any]]:
+    groups: list[dict[str, Any]] = []
+    for n in entries:
+        letter = _letter(n)
+        if not groups or groups[-1]["letter"] != letter:
+            groups.append({"letter": letter, "id": f"idx-{len(groups)}", "items": []})
+        groups[-1]["items"].append(link(data, n))
+    return groups
+
+
+def symbol_pages(data: SiteData) -> list[Page]:
+    """``search.html`` and, for a big repository, the per-letter index pages."""
+    entries = sorted(
+        (n for syms in data.symbols.values() for n in syms),
+        key=lambda n: (n.name.lower(), n.qualname, n.path, n.start_line),
+    )
+    search = Page("search.html", "search.html", "search.html", "Search", current="search")
+    groups = _groups(data, entries)
+    if len(entries) <= SYMBOLS_PER_PAGE:
+        search.context = {"groups": groups, "count": len(entries), "letter_pages": []}
+        return [search]
+    pages: list[Page] = []
+    letter_pages: list[dict[str, str]] = []
+    for g in groups:
+        slug = g["letter"].lower() if g["letter"] != "#" else "other"
+        items = g["items"]
+        chunks = [items[i : i + SYMBOLS_PER_PAGE] for i in range(0, len(items), SYMBOLS_PER_PAGE)]
+        for k, chunk in enumerate(chunks, 1):
+            name = f"{slug}.html" if k == 1 else f"{slug}-{k}.html"
+            label = g["letter"] if len(chunks) == 1 else f"{g['letter']} {k}"
+            path = f"{SYMBOLS_DIR}/{name}"
+            page = Page(path, path, "search.html", f"Symbols: {label}", current="search")
+            group = {"letter": label, "id": f"idx-{slug}", "items": chunk}
+            page.context = {"groups": [group], "count": len(chunk), "letter_pages": letter_pages}
+            pages.append(page)
+            letter_pages.append({"label": label, "url": path})
+    search.context = {"groups": [], "count": len(entries), "letter_pages": letter_pages}
+    return [search, *pages]
+
+
+__all__ = ["SYMBOLS_PER_PAGE", "symbol_pages"]

@@ -1,0 +1,109 @@
+"""The side bar's file tree, long-file parts and line gutter in a real, offline Chromium.
+
+A site without the runtime (pages only) is served on loopback. The tree comes from the shared
+``nav/tree.<hash>.js``: on a deep file page it is drawn with the page's ancestors open and the page
+marked current, other folders are filled only when opened; a citation ``#L<n>`` that reaches the
+first page of a split file is forwarded to the part that holds the line; a click in a line's
+number gutter selects that line. With scripts off the side bar still lists the top level.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ask_panel import serve
+from test_pages import make_index
+from test_site_build import _big_module, _write
+
+from oya.site.build import build_site
+
+pytestmark = pytest.mark.slow
+
+DEEP = "files/pkg/sub/deep.py.html"
+
+
+@pytest.fixture(scope="module")
+def nav_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("nav")
+    repo = _write(
+        work / "repo",
+        {
+            "pkg/sub/deep.py": "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(40)),
+            "pkg/huge.py": _big_module(1000),
+            "other/x.py": "X = 1\n",
+            "other/more/y.py": "Y = 1\n",
+            "README.md": "# Nav test\n",
+        },
+    )
+    build_site(make_index(repo, work / "index"), work / "site", with_runtime=False)
+    return work / "site"
+
+
+def _tree_state(page: Any) -> dict[str, Any]:
+    return page.evaluate(
+        """() => {
+        const tree = document.querySelector('#tree > ul.tree');
+        const current = tree && tree.querySelector('[aria-current="page"]');
+        const open = [...document.querySelectorAll('#tree details[open] > summary a')].map((a) => a.textContent);
+        const other = [...document.querySelectorAll('#tree details > summary a')].find((a) => a.textContent === 'other');
+        return {
+            current: current ? current.textContent : null,
+            open,
+            otherItems: other ? other.closest('details').querySelectorAll('li').length : -1,
+        };
+    }"""
+    )
+
+
+def test_tree_is_drawn_from_the_shared_script(nav_site: Path, browser_page: Any) -> None:
+    page = browser_page.page
+    with serve(nav_site) as server:
+        page.goto(server.url + DEEP)
+        page.wait_for_function("() => document.querySelector('#tree [aria-current=\"page\"]')")
+        state = _tree_state(page)
+        assert state["current"] == "deep.py" and state["open"] == ["pkg", "sub"], state
+        assert state["otherItems"] == 0, "a folder off the current path is filled only when opened"
+        page.locator("#tree details:not([open]) > summary", has_text="other").click(position={"x": 4, "y": 8})
+        assert _tree_state(page)["otherItems"] >= 2
+        page.locator("#tree a", has_text="x.py").click()
+        page.wait_for_url("**/files/other/x.py.html")
+        assert _tree_state(page)["current"] == "x.py"
+        assert any("nav/tree." in r for r in server.requested), server.requested
+    assert not [c for c in browser_page.console if c.startswith(("error", "pageerror"))], browser_page.console
+
+
+def test_citation_reaches_the_part_that_holds_the_line(nav_site: Path, browser_page: Any) -> None:
+    page = browser_page.page
+    page.set_default_timeout(20_000)
+    with serve(nav_site) as server:
+        page.goto(server.url + "files/pkg/huge.py.html#L15000")
+        page.wait_for_url("**/parts/pkg/huge.py.*.html#L15000")
+        page.wait_for_function("() => document.getElementById('L15000')?.classList.contains('hl')")
+        # a click in the number gutter of a line selects it
+        other = page.evaluate("document.getElementById('L15000').previousElementSibling.id")
+        page.locator(f"[id='{other}']").click(position={"x": 6, "y": 6})
+        assert page.evaluate("location.hash") == f"#{other}"
+    assert not [c for c in browser_page.console if c.startswith(("error", "pageerror"))], browser_page.console
+
+
+def test_without_scripts_the_side_bar_lists_the_top_level(
+    nav_site: Path, playwright_instance: Any, tmp_path: Path
+) -> None:
+    from oya.site.browser import CHROMIUM, OFFLINE_CHROMIUM_ARGS
+
+    browser = playwright_instance.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=list(OFFLINE_CHROMIUM_ARGS)
+    )
+    try:
+        context = browser.new_context(java_script_enabled=False)
+        page = context.new_page()
+        with serve(nav_site) as server:
+            page.goto(server.url + DEEP)
+            links = page.locator("#tree a").all_inner_texts()
+            assert links == ["other", "pkg", "README.md"], links
+            crumbs = page.locator("nav.crumbs a").all_inner_texts()
+            assert crumbs == ["Files", "pkg", "sub"], crumbs
+    finally:
+        browser.close()

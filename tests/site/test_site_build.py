@@ -1,0 +1,258 @@
+"""The site step: legal but colliding layouts, page weight, incremental rebuilds equal full ones.
+
+Sites are built without the browser runtime from indexes made with the deterministic hashing
+embedder (``make_index`` of test_pages), so every test here takes seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import string
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_pages import SAMPLE_REPO, check_site, html_pages, make_index, scan_html
+
+from oya.core.results import page_url
+from oya.site.build import build_site
+from oya.site.codeview import split_parts
+from oya.site.render import _UNSHOWN_FIELDS, PAGE_KEYS_FILE, TEMPLATE_DIR
+from oya.site.reuse import place_file
+
+PAGE_BUDGET = 300_000  # bytes of one page before compression (issue 10)
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def _build(repo: Path, work: Path, site: Path | None = None) -> tuple[Path, dict[str, int]]:
+    index = make_index(repo, work / "index")
+    site = site or work / "site"
+    report = build_site(index, site, with_runtime=False)
+    return site, report["counts"]
+
+
+def _site_files(site: Path) -> dict[str, bytes]:
+    out = {}
+    for p in sorted(site.rglob("*")):
+        if p.is_file() and p.name != "manifest.json":  # the manifest holds the build time
+            out[p.relative_to(site).as_posix()] = p.read_bytes()
+    return out
+
+
+# -- layouts that used to break the build ---------------------------------------------------------
+COLLIDING = {
+    "index.html/app.py": "def index():\n    return 1\n",  # a folder named index.html
+    "docs/README.md": "# Readme\n\nSee [the page](README.md.html/page.md).\n",
+    "docs/README.md.html/page.md": "# Page\n\n[back](../README.md)\n",  # file X beside folder X.html/
+    "pkg/a.py": "from pkg.A import f\n\n\ndef g():\n    return f()\n",
+    "pkg/A.py": "def f():\n    return 1\n",  # case
+    "pkg/x.html~/y.py": "Y = 1\n",  # the escape character itself
+    "pkg/x.html/z.py": "Z = 1\n",
+    "dots/..x/.y.py": "V = 1\n",  # dots
+    "ünï/cödé.py": "def ü():\n    return 'ü'\n",  # unicode
+    "e\u0301/n.py": "N = 1\n",  # a decomposed accent
+}
+
+
+def test_colliding_layout_builds_and_every_link_resolves(tmp_path: Path) -> None:
+    repo = _write(tmp_path / "repo", COLLIDING)
+    site, counts = _build(repo, tmp_path)
+    assert counts["files"] == len(COLLIDING)
+    for rel in COLLIDING:
+        assert (site / unquote(page_url(rel))).is_file(), rel
+    assert (site / "dirs/index.html").is_file() and (site / "dirs/index.html~/index.html").is_file()
+    check_site(site)
+
+
+_SEGMENT = st.sampled_from(
+    ["index.html", "a", "A", "a.html", "A.HTML", "a.html~", "b.py.html", "é", "e\u0301"]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(_SEGMENT, min_size=0, max_size=2), st.sampled_from(["a.py", "A.py", "b.py", "c.md"])
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_generated_colliding_layouts(tmp_path: Path, layout: list[tuple[list[str], str]]) -> None:
+    files: dict[str, str] = {}
+    taken: set[str] = set()
+    for dirs, name in layout:
+        rel = "/".join([*dirs, name])
+        prefixes = {"/".join(dirs[:i]) for i in range(1, len(dirs) + 1)}
+        if rel in taken or prefixes & set(files):
+            continue
+        files[rel] = f"def f():\n    return {len(files)}\n" if rel.endswith(".py") else "# Doc\n"
+        taken |= prefixes | {rel}
+    work = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+    repo = _write(work / "repo", files)
+    site, counts = _build(repo, work)
+    assert counts["files"] == len(files)
+    for rel in files:
+        assert (site / unquote(page_url(rel))).is_file(), rel
+    check_site(site)
+
+
+# -- page weight ----------------------------------------------------------------------------------
+def _big_module(n_funcs: int) -> str:
+    parts = ['"""A generated module with long docstrings, quotes and <markup> & entities."""\n']
+    for i in range(n_funcs):
+        parts.append(
+            f"\n\ndef function_{i}(alpha, beta='<b>', gamma=\"&amp;\"):\n"
+            f'    """Do thing {i} with "quotes", <tags> & ampersands.\n\n'
+            + "    A docstring line that goes on for a while to look like real documentation.\n"
+            * 6
+            + '    """\n'
+            f"    if alpha < beta and beta > gamma:\n        return [alpha, beta, gamma, {i}]\n"
+            f"    return function_{max(i - 1, 0)}(alpha, beta, gamma)\n"
+        )
+    return "".join(parts)
+
+
+def test_every_page_stays_under_the_budget(tmp_path: Path) -> None:
+    wide = "\n".join("x = '" + ("<&>" * 3000) + f"'  # {i}" for i in range(60)) + "\n"
+    repo = _write(
+        tmp_path / "repo",
+        {
+            "pkg/huge.py": _big_module(1000),  # ~17k lines, 0.6 MB: split into parts
+            "pkg/wide.py": wide,  # long lines full of characters that escape
+            "docs/long.md": "# Long\n\n" + "A paragraph of documentation text. " * 12_000,
+            "pkg/small.py": "from pkg.huge import function_900\n\n\ndef use():\n    return function_900(1, 2, 3)\n",
+        },
+    )
+    site, counts = _build(repo, tmp_path)
+    sizes = {rel: len(html.encode()) for rel, html in html_pages(site)}
+    heaviest = max(sizes, key=sizes.__getitem__)
+    assert sizes[heaviest] <= PAGE_BUDGET, (heaviest, sizes[heaviest])
+    assert counts["part_pages"] >= 3 and any(rel.startswith("parts/pkg/huge.py.") for rel in sizes)
+    assert any(rel.startswith("symbols/") for rel in sizes)  # 1,000+ symbols: one page per letter
+    # a link to a line on a later part goes to that part, and the anchor is there
+    small = (site / "files/pkg/small.py.html").read_text(encoding="utf-8")
+    assert "parts/pkg/huge.py." in small
+    check_site(site)
+    # every line of the big file is on exactly one page
+    ids: list[str] = []
+    for rel, html in html_pages(site):
+        if rel == "files/pkg/huge.py.html" or rel.startswith("parts/pkg/huge.py."):
+            ids += [i for i in scan_html(html).ids if i.startswith("L") and i[1:].isdigit()]
+    assert sorted(ids, key=lambda i: int(i[1:])) == [f"L{n}" for n in range(1, len(ids) + 1)]
+    assert len(ids) == _big_module(1000).count("\n")
+
+
+def test_split_parts_cuts_on_estimated_bytes() -> None:
+    assert split_parts("short\n" * 10) == (1,)
+    starts = split_parts("y = 1\n" * 40_000, budget=100_000)
+    assert starts[0] == 1 and len(starts) > 3 and list(starts) == sorted(set(starts))
+    assert split_parts("") == (1,)
+    assert len(split_parts("y = 1\n" * 100, {k: 50_000 for k in range(1, 101, 10)}, budget=100_000)) >= 5
+
+
+# -- incremental rebuilds -------------------------------------------------------------------------
+def _rebuild_and_compare(repo: Path, site: Path, work: Path) -> dict[str, int]:
+    """Rebuild ``site`` incrementally; assert it equals a from-scratch build; return its counts."""
+    index = make_index(repo, work / "index")
+    counts = build_site(index, site, with_runtime=False)["counts"]
+    build_site(index, work / "fresh", with_runtime=False)
+    assert _site_files(site) == _site_files(work / "fresh")  # byte for byte, and nothing left over
+    return counts
+
+
+def test_incremental_rebuild_equals_a_full_build(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(SAMPLE_REPO, tmp_path / "repo", ignore=shutil.ignore_patterns("__pycache__")))
+    site = tmp_path / "site"
+    _build(repo, tmp_path / "first", site)
+    # 1. only one file's text: same size, same lines, same symbols
+    reports = repo / "inventory" / "reports.py"
+    reports.write_text(reports.read_text(encoding="utf-8").replace(" left ", " LEFT "), encoding="utf-8")
+    counts = _rebuild_and_compare(repo, site, tmp_path / "second")
+    assert "LEFT" in (site / "files/inventory/reports.py.html").read_text(encoding="utf-8")
+    assert counts["rendered"] <= 3 and counts["reused"] >= counts["pages"] - 3, counts
+    # 2. one file changed, one deleted, one added
+    service = repo / "inventory" / "service.py"
+    service.write_text(service.read_text(encoding="utf-8") + "\n\ndef added_helper():\n    return 42\n")
+    (repo / "inventory" / "utils.py").unlink()
+    _write(repo, {"inventory/extra.py": '"""Extra."""\n\nVALUE = 1\n'})
+    counts = _rebuild_and_compare(repo, site, tmp_path / "third")
+    assert counts["reused"] > 0 and counts["rendered"] < counts["pages"], counts
+    assert not (site / "files/inventory/utils.py.html").exists()
+    assert (site / "files/inventory/extra.py.html").is_file()
+    # 3. nothing changed: only the overview is rendered (it names the build time), the rest is linked
+    before = {p: os.stat(site / p).st_ino for p in _site_files(site) if p.endswith(".html")}
+    counts = _rebuild_and_compare(repo, site, tmp_path / "fourth")
+    assert counts["rendered"] <= 1 and (site / PAGE_KEYS_FILE).is_file()
+    linked = [p for p, ino in before.items() if os.stat(site / p).st_ino == ino]
+    assert len(linked) >= len(before) - 1, "unchanged pages were not linked from the previous site"
+
+
+def test_no_template_shows_a_field_left_out_of_page_keys() -> None:
+    for template in TEMPLATE_DIR.glob("*.html"):
+        text = template.read_text(encoding="utf-8")
+        assert not [f for f in _UNSHOWN_FIELDS if f".{f}" in text], template
+
+
+def test_place_file_links_identical_and_copies_changed(tmp_path: Path) -> None:
+    src = tmp_path / "cache" / "big.wasm"
+    src.parent.mkdir()
+    src.write_bytes(b"\0asm" + bytes(range(256)) * 64)
+    previous = tmp_path / "old" / "vendor" / "big.wasm"
+    previous.parent.mkdir(parents=True)
+    shutil.copyfile(src, previous)
+    assert place_file(src, tmp_path / "new" / "vendor" / "big.wasm", previous)
+    assert os.stat(tmp_path / "new" / "vendor" / "big.wasm").st_ino == os.stat(previous).st_ino
+    previous.write_bytes(b"stale")
+    assert not place_file(src, tmp_path / "new2" / "big.wasm", previous)
+    assert (tmp_path / "new2" / "big.wasm").read_bytes() == src.read_bytes()
+    assert not place_file(src, tmp_path / "new3" / "big.wasm", None)
+
+
+@pytest.mark.parametrize("name", ["".join(string.ascii_letters[:3]), "x" * 250])  # 255 is the limit
+def test_long_and_short_names_build(tmp_path: Path, name: str) -> None:
+    repo = _write(tmp_path / "repo", {f"{name}/{name}.py": "A = 1\n"})
+    site, _ = _build(repo, tmp_path)
+    assert (site / unquote(page_url(f"{name}/{name}.py"))).is_file()
+    check_site(site)
+
+
+# -- the bundle on disk ---------------------------------------------------------------------------
+def test_bundle_is_stored_gzipped_deterministically_and_decodes_to_the_same_answers(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from oya.core.bundle import INDEX_FILE, VECTORS_FILE, decode_bundle, load_bundle
+    from oya.site.bundle import export_bundle
+    from oya.store import Index
+
+    index_dir = make_index(Path(shutil.copytree(SAMPLE_REPO, tmp_path / "repo")), tmp_path / "index")
+    with Index(index_dir) as index:
+        info = export_bundle(index, tmp_path / "a")
+        export_bundle(index, tmp_path / "b")
+    assert info["index"] == INDEX_FILE and info["vectors"] == VECTORS_FILE
+    for name in (INDEX_FILE, VECTORS_FILE):
+        packed = (tmp_path / "a" / name).read_bytes()
+        assert packed[:2] == b"\x1f\x8b" and packed == (tmp_path / "b" / name).read_bytes(), name
+    raw_index = gzip.decompress((tmp_path / "a" / INDEX_FILE).read_bytes())
+    assert json.loads(raw_index)["format"] == "oya-bundle"
+    assert info["index_bytes"] < len(raw_index) / 2  # texts and postings compress well
+    stored = load_bundle(tmp_path / "a")
+    plain = decode_bundle(raw_index, gzip.decompress((tmp_path / "a" / VECTORS_FILE).read_bytes()))
+    question = "How is stock removed when an order ships?"
+    vector = stored.vectors_for([stored.vector_ids[0]])[stored.vector_ids[0]]
+    answers = [b.ask(question, list(vector)) for b in (stored, plain)]
+    for answer in answers:
+        answer.pop("timings_ms")
+    assert answers[0] == answers[1] and answers[0]["hits"]
