@@ -187,7 +187,7 @@ def bad_repo(tmp_path: Path) -> Path:
     return make_bad_repo(tmp_path / "bad_repo")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def secret_marker() -> str:
     """The string every secret in bad_repo contains; it must never reach an index or site."""
     return SECRET_MARKER

@@ -56,10 +56,8 @@ def _settings(marker: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def marker() -> str:
-    from conftest import SECRET_MARKER  # tests/conftest.py: every fixture secret carries it
-
-    return SECRET_MARKER
+def marker(secret_marker: str) -> str:
+    return secret_marker  # tests/conftest.py: every fixture secret carries it
 
 
 @pytest.fixture(scope="module")

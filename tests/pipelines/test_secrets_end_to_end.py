@@ -8,6 +8,8 @@ could miss it).
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from pathlib import Path
 
 import duckdb
@@ -66,9 +68,17 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, Path]:
     return out, summary, site
 
 
-def _leaks(path: Path) -> list[str]:
-    data = path.read_bytes().lower()
+def _canaries_in(data: bytes) -> list[str]:
+    data = data.lower()
     return [c for c in CANARIES if c.encode() in data]
+
+
+def _leaks(path: Path) -> list[str]:
+    """Canaries in a file's bytes, and in its inflated bytes when it is gzip (the site's bundle)."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data += gzip.decompress(data)
+    return _canaries_in(data)
 
 
 def test_the_seeded_files_are_indexed_with_their_secrets_redacted(built: tuple[Path, dict, Path]) -> None:
@@ -103,6 +113,8 @@ def test_no_canary_in_any_text_column_of_the_index(built: tuple[Path, dict, Path
                 sql = f'SELECT count(*) FROM "{schema}"."{table}" WHERE lower("{column}") LIKE ?'
                 row = con.execute(sql, [f"%{canary}%"]).fetchone()
                 assert row is not None and row[0] == 0, (table, column, canary)
+        blobs = con.execute("SELECT parsed FROM parsed_files").fetchall()  # zlib-compressed parses
+        assert blobs and not [c for (b,) in blobs for c in _canaries_in(zlib.decompress(b))]
         (marked,) = con.execute("SELECT count(*) FROM files WHERE text LIKE '%«redacted:%'").fetchone() or (
             0,
         )
@@ -115,7 +127,7 @@ def test_no_canary_in_the_site_bundle_or_pages(built: tuple[Path, dict, Path]) -
     _, _, site = built
     files = [p for p in site.rglob("*") if p.is_file()]
     pages = [p for p in files if p.suffix == ".html"]
-    assert (site / "bundle" / "index.json").is_file() and len(pages) >= len(FILE_FOR)
+    assert (site / "bundle" / "index.json.gz").is_file() and len(pages) >= len(FILE_FOR)
     assert {str(p): _leaks(p) for p in files if _leaks(p)} == {}
     page = (site / "files" / "app" / "settings.py.html").read_text(encoding="utf-8")
     assert "redacted:secret_assignment" in page and "redacted:url_credentials" in page
