@@ -176,14 +176,17 @@ def search_index(
     "pages unchanged since the existing site are reused from it.",
 )
 def wiki_pages(
-    settings: OyaSettings, search_index: str, progress: ResourceParam[Progress]
+    context: AssetExecutionContext,
+    settings: OyaSettings,
+    search_index: str,
+    progress: ResourceParam[Progress],
 ) -> Output[WikiPages]:
     t0 = time.perf_counter()
     progress.update("wiki_pages", 0, 1)
     pages = render_wiki_pages(
         Path(search_index).parent,
         settings.site,  # pages whose inputs did not change are taken from the existing site
-        progress=lambda done, total: progress.update("wiki_pages", done, total),
+        progress=progress.reporter(context, "wiki_pages", "pages"),
     )
     return Output(
         pages,

@@ -196,3 +196,26 @@ def test_the_build_log_holds_progress_lines(sample_repo: Path, tmp_path: Path) -
     assert "code_graph: 9/9 files" in log and "chunks: 9/9 files" in log
     assert "chunk_embeddings: 51/51 embedded" in log
     assert "search_index: 9/9 tables written" in log
+
+
+def test_dagster_logs_pages_written(sample_repo: Path, tmp_path: Path) -> None:
+    """wiki_pages reports through the same reporter as the index steps, so Dagster's log shows it."""
+    from dagster import DagsterInstance, materialize, mem_io_manager
+
+    from pipelines.assets import INDEX_ASSETS, wiki_pages
+    from pipelines.resources import OyaSettings, Progress
+
+    settings = OyaSettings(
+        repo_path=str(sample_repo), out_dir=str(tmp_path / "out"), embedder="hashing", cache_dir=str(tmp_path)
+    )
+    instance = DagsterInstance.ephemeral()
+    result = materialize(
+        [*INDEX_ASSETS, wiki_pages],
+        resources={"settings": settings, "progress": Progress(), "io_manager": mem_io_manager},
+        instance=instance,
+    )
+    assert result.success
+    messages = [e.user_message for e in instance.all_logs(result.run_id)]
+    written = [m for m in messages if m.startswith("wiki_pages: ")]
+    total = result.asset_materializations_for_node("wiki_pages")[0].metadata["pages"].value
+    assert written and written[-1].startswith(f"wiki_pages: {total:,}/{total:,} pages")
