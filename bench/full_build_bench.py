@@ -1,0 +1,187 @@
+"""A user's full build of a real repository: cold embedding cache, site included; then a one-file change.
+
+Theory of operation:
+
+* The corpus is a PyPI source distribution (``bench/corpus.py``; default networkx 3.6.1, ~216k
+  lines), copied to ``bench/.cache/full_build/<name>/repo`` and made a git repository (the reader
+  lists git's files), as ``site_build_bench.py`` does.
+* Each build is ``oya.build.run_build(..., with_site=True)`` — what ``oya build --site`` runs — in
+  a fresh child process, so the model load, imports and Dagster start-up are counted as a user
+  meets them. The child writes the build summary as JSON; the parent takes wall seconds and peak
+  RSS from ``os.wait4``.
+* ``cold``: an empty embedding cache and no previous output folder: every chunk is embedded, every
+  page rendered, the runtime copied. ``one file``: a function is appended to one mid-sized module
+  (``site_build_bench._edit_one_file``) and the same output folder is rebuilt, reusing the previous
+  index's parses and the previous site's pages. The target for it is 5 s plus the seconds spent
+  embedding that file's new chunks, so the table shows ``everything but embedding``.
+* Sizes: the site's groups as ``site_build_bench._sizes`` counts them (the fixed runtime is
+  ``vendor/`` and ``models/``), against the source bytes of the files the index holds.
+
+Run: ``.venv/bin/python bench/full_build_bench.py [--project networkx==3.6.1]``; results go to
+``bench/results/full_build_bench.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+
+from corpus import fetch_project  # noqa: E402
+from index_bench import machine  # noqa: E402
+from site_build_bench import _edit_one_file, _sizes  # noqa: E402
+
+WORK = BENCH_DIR / ".cache" / "full_build"
+RESULTS = BENCH_DIR / "results" / "full_build_bench.json"
+TARGET_S_PER_100K_LINES = 180.0
+TARGET_ONE_FILE_S = 5.0
+TARGET_X_SOURCE = 3.0
+
+
+def _child(argv: list[str]) -> None:
+    repo, out, cache, summary_path = argv
+    from oya.build import run_build
+
+    summary = run_build(Path(repo), Path(out), cache_dir=Path(cache), with_site=True)
+    Path(summary_path).write_text(json.dumps(summary, default=str))
+
+
+def build(repo: Path, out: Path, cache: Path) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
+        summary_path = Path(fh.name)
+    env = dict(os.environ)
+    env.setdefault("DAGSTER_HOME", str(WORK / "dagster_home"))
+    Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
+    cmd = [sys.executable, __file__, "--child", str(repo), str(out), str(cache), str(summary_path)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the build failed:\n{stderr[-3000:]}")
+    summary = json.loads(summary_path.read_text())
+    summary_path.unlink()
+    seconds = {row["asset"]: round(row["seconds"], 2) for row in summary["assets"]}
+    md = summary["metadata"]
+    return {
+        "wall_seconds": round(wall, 2),
+        "run_build_seconds": round(summary["seconds"], 2),
+        "assets_seconds": seconds,
+        "embedded": md["chunk_embeddings"]["embedded"],
+        "lines": md["source_files"]["lines"],
+        "files": md["source_files"]["files"],
+        "chunks": md["chunks"]["chunks"],
+        "pages_rendered": md["wiki_pages"].get("rendered"),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def source_bytes(index_dir: Path) -> int:
+    import duckdb
+
+    con = duckdb.connect(str(index_dir / "index.duckdb"), read_only=True)
+    try:
+        row = con.execute("SELECT sum(strlen(text)) FROM files").fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row and row[0] else 0
+
+
+def run(spec: str) -> dict[str, Any]:
+    name = spec.split("==")[0]
+    base = WORK / name
+    shutil.rmtree(base, ignore_errors=True)
+    repo = base / "repo"
+    shutil.copytree(fetch_project(spec), repo)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    out, cache = base / "out", base / "embcache"
+    result: dict[str, Any] = {"project": spec, "machine": machine()}
+    result["cold"] = build(repo, out, cache)
+    result["sizes"] = _sizes(out / "site", source_bytes(out), result["cold"]["lines"])
+    result["edited"] = _edit_one_file(repo)
+    result["one_file"] = build(repo, out, cache)
+    return result
+
+
+def report(r: dict[str, Any]) -> None:
+    cold, one, sizes = r["cold"], r["one_file"], r["sizes"]
+    per_100k = cold["wall_seconds"] / cold["lines"] * 100_000
+    embed_one = one["assets_seconds"].get("chunk_embeddings", 0.0)
+    rows = [
+        ("lines / files / chunks", f"{cold['lines']:,} / {cold['files']:,} / {cold['chunks']:,}", ""),
+        ("cold build, wall (process)", f"{cold['wall_seconds']:.1f} s", ""),
+        ("… per 100k lines", f"{per_100k:.1f} s", f"<= {TARGET_S_PER_100K_LINES:.0f} s"),
+        ("… of which chunk_embeddings", f"{cold['assets_seconds']['chunk_embeddings']:.1f} s", ""),
+        (
+            "… of which wiki_pages + wiki_site",
+            f"{cold['assets_seconds']['wiki_pages'] + cold['assets_seconds']['wiki_site']:.1f} s",
+            "",
+        ),
+        ("… peak RSS", f"{cold['peak_rss_mb']:.0f} MB", ""),
+        (
+            "site without fixed runtime",
+            f"{sizes['site_without_fixed_x_source']:.2f} x source",
+            f"<= {TARGET_X_SOURCE:.0f} x",
+        ),
+        (
+            "largest page",
+            f"{sizes['largest_page_kb']:.0f} kB ({sizes['pages_over_300kb']} over 300 kB)",
+            "<= 300 kB",
+        ),
+        (
+            "one-file change: run_build",
+            f"{one['run_build_seconds']:.1f} s ({one['embedded']} chunks embedded in {embed_one:.2f} s)",
+            "",
+        ),
+        (
+            "… everything but embedding",
+            f"{one['run_build_seconds'] - embed_one:.1f} s",
+            f"<= {TARGET_ONE_FILE_S:.0f} s",
+        ),
+        ("… process wall", f"{one['wall_seconds']:.1f} s", ""),
+    ]
+    print(
+        f"\n{r['project']} — {r['machine']['date_utc']}, {r['machine']['cpus']} CPUs, load {r['machine']['load_avg_start']}"
+    )
+    print("| | measured | target |\n|---|---|---|")
+    for label, value, target in rows:
+        print(f"| {label} | {value} | {target} |")
+    print("\nper asset, cold / one file (s):")
+    for asset, secs in cold["assets_seconds"].items():
+        print(f"  {asset:<18} {secs:>8.2f} {one['assets_seconds'].get(asset, 0.0):>8.2f}")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--project", default="networkx==3.6.1")
+    parser.add_argument("--reprint", action="store_true", help="print the last results again")
+    args = parser.parse_args()
+    if args.reprint:
+        report(json.loads(RESULTS.read_text()))
+        return
+    result = run(args.project)
+    RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    report(result)
+
+
+if __name__ == "__main__":
+    main()
