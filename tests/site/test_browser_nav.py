@@ -91,10 +91,10 @@ def test_citation_reaches_the_part_that_holds_the_line(nav_site: Path, browser_p
 def test_without_scripts_the_side_bar_lists_the_top_level(
     nav_site: Path, playwright_instance: Any, tmp_path: Path
 ) -> None:
-    from oya.site.browser import CHROMIUM, OFFLINE_CHROMIUM_ARGS
+    from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium
 
     browser = playwright_instance.chromium.launch(
-        executable_path=str(CHROMIUM), headless=True, args=list(OFFLINE_CHROMIUM_ARGS)
+        executable_path=find_chromium(), headless=True, args=list(OFFLINE_CHROMIUM_ARGS)
     )
     try:
         context = browser.new_context(java_script_enabled=False)
