@@ -11,7 +11,7 @@ Theory of operation:
 * ``index.json`` (``format`` "oya-bundle", ``version`` 1) is column-oriented:
   ``paths`` (sorted file paths) and ``pages`` (their wiki URLs); ``chunks`` as arrays ``id``,
   ``path`` (position in ``paths``), ``kind``, ``title``, ``start_line``, ``end_line``, ``text``,
-  ``content_hash``, ``n_tokens``, ``node`` (position in ``nodes.id`` or -1); ``bm25`` as
+  ``content_hash`` (a 16-hex-digit prefix), ``n_tokens``, ``node`` (position in ``nodes.id`` or -1); ``bm25`` as
   ``doc_lens`` (one per chunk, chunk order), ``terms`` and ``postings`` (per term a flat
   ``[doc, tf, doc, tf, ...]`` list, doc numbers delta-encoded); ``nodes`` and ``edges`` as arrays
   (edges reference nodes by position); ``vectors`` (or null) with ``dim``, ``count``, ``rows``

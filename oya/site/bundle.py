@@ -39,6 +39,7 @@ from oya.core.results import page_url
 from oya.store import Index, chunk_tokens
 
 # index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
+CONTENT_HASH_HEX = 16  # hex digits of a chunk's content hash kept in the bundle
 _META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")
 
 
@@ -116,7 +117,9 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
             "start_line": [c.start_line for c in chunks],
             "end_line": [c.end_line for c in chunks],
             "text": [c.text for c in chunks],
-            "content_hash": [c.content_hash for c in chunks],
+            # only compared for equality (duplicate chunks): 64 bits of the sha256 do that, and the
+            # full 256 bits were 0.4 MB of incompressible hex in networkx's bundle
+            "content_hash": [c.content_hash[:CONTENT_HASH_HEX] for c in chunks],
             "n_tokens": [c.n_tokens for c in chunks],
             "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
         },

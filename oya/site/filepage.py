@@ -172,7 +172,7 @@ def _symbols(data: SiteData, f: FileEntry, first: int, last: int) -> list[dict[s
             "sig": _signature_parts(n),
             "depth": min(n.qualname.count("."), 4),
             "summary": docstring_summary(n.docstring) if n.docstring else "",
-            "href": f"#L{n.start_line}",
+            # the signature links the symbol's lines (highlighted); the range beside it is plain text
             "range": f"#L{n.start_line}-L{min(n.end_line, last)}",
             **_relations(data, n),
         }

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -83,7 +84,17 @@ def template_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["docstring"] = render_docstring
+    env.filters["rel"] = relative_url
     return env
+
+
+def relative_url(url: str, page_url: str) -> str:
+    """``url`` (relative to the site root) as a link from ``page_url``: a link to a page in the same
+    folder is its bare name instead of ``../`` up to the root and back down (networkx: 0.35 MB)."""
+    target, mark, fragment = url.partition("#")
+    if not target:
+        return url
+    return posixpath.relpath(target, posixpath.dirname(page_url) or ".") + mark + fragment
 
 
 def all_pages(data: SiteData) -> Iterator[Page]:

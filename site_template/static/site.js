@@ -1,8 +1,9 @@
 // The wiki's own script: draw the file tree, Mermaid diagrams, and highlight cited lines.
 //
-// Pages are complete without it: the side bar then lists the top level, a diagram's source stays
+// Pages are complete without it: the side bar then links the root folder page, a diagram's source stays
 // readable as text, and code lines keep their numbers (a CSS counter). The line ids that citations
-// (#L12) land on are given by this script (numberLines), saving ~7 bytes a line. The file tree comes
+// (#L12) land on are given by this script (numberLines), saving ~7 bytes a line; in a rendered
+// document, each block's anchor names its first line and this script adds the others. The file tree comes
 // from nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
 // from the site's own vendor folder, only on pages that have diagrams, with securityLevel "strict"
 // (labels are sanitised server-side as well).
@@ -18,6 +19,20 @@
     for (var i = 0; i < lists.length; i++) {
       var n = lists[i].start || 1;
       for (var li = lists[i].firstElementChild; li; li = li.nextElementSibling) li.id = "L" + n++;
+    }
+    // a rendered document has one anchor per block (span.la#L<first> data-to=<last>): add the rest
+    var marks = document.querySelectorAll("span.la[data-to]");
+    for (var j = 0; j < marks.length; j++) {
+      var first = parseInt(marks[j].id.slice(1), 10);
+      var last = Math.min(parseInt(marks[j].getAttribute("data-to"), 10), first + 5000);
+      var after = marks[j];
+      for (var k = first + 1; k <= last; k++) {
+        var span = document.createElement("span");
+        span.className = "la";
+        span.id = "L" + k;
+        after.after(span);
+        after = span;
+      }
     }
   }
 
