@@ -108,6 +108,6 @@ def test_without_scripts_the_side_bar_links_the_root_folder(
             assert crumbs == ["Files", "pkg", "sub"], crumbs
             page.locator("#tree a").click()
             listed = page.locator("main a").all_inner_texts()
-            assert {"other", "pkg", "README.md"} <= set(listed), listed
+            assert {"other/", "pkg/", "README.md"} <= set(listed), listed
     finally:
         browser.close()
