@@ -143,8 +143,8 @@ class _Scanner(HTMLParser):
         self._script_body: list[str] = []
         self._mermaid_depth = 0
         self._mermaid_text: list[str] = []
-        self._in_code = False
-        self._next_line = 0  # the next code line's number while inside <pre class="code"><ol>
+        self._code_start = 1
+        self._code_text: list[str] | None = None  # the text of a <pre class="code"> being read
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -169,22 +169,25 @@ class _Scanner(HTMLParser):
             self._mermaid_depth += 1
 
     def _code_line(self, tag: str, a: dict[str, str | None]) -> None:
-        """Code lines get their ids ``L<n>`` from site.js: item i of ``<ol start=s>`` is line s + i."""
-        if tag == "pre":
-            self._in_code = "code" in (a.get("class") or "").split()
-        elif tag == "ol" and self._in_code:
-            self._next_line = int(a.get("start") or 1)
-        elif tag == "li" and self._in_code and self._next_line:
-            self.result.ids.add(f"L{self._next_line}")
-            self._next_line += 1
+        """Code lines get their ids ``L<n>`` from site.js: line i of ``<pre class="code" data-start=s>``
+        (its text split at newlines, the one after ``<pre>`` dropped) is ``L<s + i>``."""
+        if tag == "pre" and "code" in (a.get("class") or "").split():
+            self._code_start, self._code_text = int(a.get("data-start") or 1), []
         elif tag == "span" and a.get("class") == "la" and a.get("data-to"):
             # a rendered document's block anchor: site.js adds ids up to its last line
             first = int(str(a.get("id"))[1:])
             self.result.ids.update(f"L{n}" for n in range(first + 1, int(str(a["data-to"])) + 1))
 
+    def _end_code(self) -> None:
+        text = "".join(self._code_text or [])
+        text = text[1:] if text.startswith("\n") else text
+        n_lines = text.count("\n") + 1 if text else 0
+        self.result.ids.update(f"L{self._code_start + k}" for k in range(n_lines))
+        self._code_text = None
+
     def handle_endtag(self, tag: str) -> None:
-        if tag == "pre":
-            self._in_code, self._next_line = False, 0
+        if tag == "pre" and self._code_text is not None:
+            self._end_code()
         if tag == "script" and self._script is not None:
             self.result.scripts.append((self._script, "".join(self._script_body)))
             self._script = None
@@ -194,6 +197,8 @@ class _Scanner(HTMLParser):
                 self.result.mermaid.append("".join(self._mermaid_text))
 
     def handle_data(self, data: str) -> None:
+        if self._code_text is not None:
+            self._code_text.append(data)
         if self._script is not None:
             self._script_body.append(data)
         if self._mermaid_depth:
