@@ -53,7 +53,7 @@ class CodeSlice:
         return wrap_lines(lines)
 
 
-def _escape(text: str) -> str:
+def escape_text(text: str) -> str:
     """Escape text for element content: ``&``, ``<`` and ``>`` (what markupsafe does, minus quotes)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -169,7 +169,7 @@ def _highlighted_lines(text: str, language: str) -> list[str] | None:
             if k:
                 lines.append("")
             if part:
-                lines[-1] += _wrap(css, _escape(part))
+                lines[-1] += _wrap(css, escape_text(part))
     return lines
 
 
@@ -183,13 +183,13 @@ def code_lines(text: str, language: str) -> list[str]:
     if len(text) <= HIGHLIGHT_MAX_BYTES:
         html_lines = _highlighted_lines(text, language)
     if html_lines is None or len(html_lines) < len(raw):
-        html_lines = [_escape(line) for line in raw]
+        html_lines = [escape_text(line) for line in raw]
     html_lines = html_lines[: len(raw)]
     for n, line in enumerate(raw):
         if len(line) > LINE_MAX_CHARS:
             more = len(line) - LINE_MAX_CHARS
             html_lines[n] = (
-                f"{_escape(line[:LINE_MAX_CHARS])}<i class=cut> … {more:,} more characters not shown</i>"
+                f"{escape_text(line[:LINE_MAX_CHARS])}<i class=cut> … {more:,} more characters not shown</i>"
             )
     return html_lines
 

@@ -37,7 +37,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from oya.errors import SiteError
-from oya.site.codeview import CodeSlice
+from oya.site.codeview import CodeSlice, escape_text
 from oya.site.csp import CSP
 from oya.site.filepage import file_page, part_pages
 from oya.site.markup import render_docstring
@@ -85,6 +85,8 @@ def template_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
     )
     env.filters["docstring"] = render_docstring
     env.filters["rel"] = relative_url
+    # element content needs only & < > escaped: not quotes, which autoescaping spells &#34; / &#39;
+    env.filters["text"] = lambda text: Markup(escape_text(text))
     return env
 
 
