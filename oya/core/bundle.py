@@ -11,10 +11,11 @@ Theory of operation:
 * ``index.json`` (``format`` "oya-bundle", ``version`` 1) is column-oriented:
   ``paths`` (sorted file paths) and ``pages`` (their wiki URLs); ``chunks`` as arrays ``id``,
   ``path`` (position in ``paths``), ``kind``, ``title``, ``start_line``, ``end_line``, ``text``,
-  ``content_hash``, ``n_tokens``, ``node`` (position in ``nodes.id`` or -1); ``bm25`` as
-  ``doc_lens`` (one per chunk, chunk order), ``terms`` and ``postings`` (per term a flat
-  ``[doc, tf, doc, tf, ...]`` list, doc numbers delta-encoded); ``nodes`` and ``edges`` as arrays
-  (edges reference nodes by position); ``vectors`` (or null) with ``dim``, ``count``, ``rows``
+  ``content_hash`` (a 16-hex-digit prefix), ``n_tokens``, ``node`` (position in ``nodes.id`` or
+  -1); ``bm25`` as ``doc_lens`` (one per chunk, chunk order), ``terms`` and ``postings`` (per term a
+  flat ``[doc, tf, doc, tf, ...]`` list, doc numbers delta-encoded); ``nodes`` and ``edges`` as
+  arrays (edges reference nodes by position; a node's ``docstring`` is only its first sentence, all
+  an answer quotes); ``vectors`` (or null) with ``dim``, ``count``, ``rows``
   (chunk position of each vector row), ``scales_offset`` and ``data_offset`` into ``vectors.bin``.
 * ``vectors.bin``: ``count`` little-endian float32 scales, then ``count * dim`` int8 values. Row i
   is the unit vector ``int8_row * scale``; the core's ranking is ``VectorIndex`` over those rows

@@ -35,11 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from oya.core.answer import first_sentence
 from oya.core.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, INDEX_FILE, VECTORS_FILE, encode_postings
 from oya.core.results import page_url
 from oya.store import Index, chunk_tokens
 
 # index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
+CONTENT_HASH_HEX = 16  # hex digits of a chunk's content hash kept in the bundle
 _META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")
 
 
@@ -113,7 +115,9 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
             "start_line": [c.start_line for c in chunks],
             "end_line": [c.end_line for c in chunks],
             "text": [c.text for c in chunks],
-            "content_hash": [c.content_hash for c in chunks],
+            # only compared for equality (duplicate chunks): 64 bits of the sha256 do that, and the
+            # full 256 bits were 0.4 MB of incompressible hex in networkx's bundle
+            "content_hash": [c.content_hash[:CONTENT_HASH_HEX] for c in chunks],
             "n_tokens": [c.n_tokens for c in chunks],
             "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
         },
@@ -127,7 +131,9 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
             "start_line": [n.start_line for n in nodes],
             "end_line": [n.end_line for n in nodes],
             "signature": [n.signature for n in nodes],
-            "docstring": [n.docstring for n in nodes],
+            # answers quote only a docstring's first sentence (oya.core.answer), which is idempotent;
+            # whole docstrings were a second copy of chunk text (networkx: 0.47 MB gzipped)
+            "docstring": [first_sentence(n.docstring) if n.docstring else "" for n in nodes],
             "centrality": [n.centrality for n in nodes],
         },
         "edges": {

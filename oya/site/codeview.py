@@ -1,25 +1,26 @@
-"""Source code as light HTML: one bare ``<li>`` per line, coloured tokens in short tags.
+"""Source code as light HTML: the lines as text in ``<pre class="code">``, coloured tokens in short tags.
 
-Theory of operation: the file is an ordered list inside ``<pre class="code">`` whose items are its
-lines (``<ol start=n>`` on a part that does not begin at line 1). Line ``n`` is item
-``n - start``, so the page does not spell out ids: site.js gives each item its id ``L<n>`` when
-the page loads and then brings a citation ``#L12`` (or a range ``#L10-L20``) into view and
-highlights it. ``</li>`` is optional in HTML and left out, and line numbers are the list's own
-counter drawn by CSS, not text in the page: about 5 bytes per line instead of ~12 with an id on
-every line (1.5 MB less for networkx's 216k lines) or ~110 for a numbered link. Colouring is
-optional: Pygments (a dependency of rich, so always present with Oya) tokenises the file and
+Theory of operation: the page holds the file's lines separated by newlines, each line's tags
+closed on that line, inside ``<pre class="code" data-start=n>`` (``data-start`` only on a part that
+does not begin at line 1). site.js turns them into the items of an ``<ol start=n>`` when the page
+loads (moving the nodes, no HTML parsing), gives item i its id ``L<n>`` (line s + i) and brings a
+citation ``#L12`` (or a range ``#L10-L20``) into view and highlights it; line numbers are the
+list's own counter drawn by CSS. One newline per line instead of ``<li>`` (4 bytes) or an id on
+every line (~12) or a numbered link (~110): networkx's 216k lines save 0.4 MB against bare items.
+Without scripts the code reads as plain preformatted text, coloured, without numbers. Colouring
+is optional: Pygments (a dependency of rich, so always present with Oya) tokenises the file and
 each coloured token is escaped and wrapped in a tag: ``<b>`` for keywords, ``<u>`` for strings,
-``<i class=x>`` for the rest (one of a handful of fixed one- or two-letter classes; neighbouring
-tokens of one class share a tag, plain tokens get none). Text is escaped for element content
-(``& < >``; quotes need no escaping outside attributes). Without Pygments, or for very large
-files, the text is shown plain. A line over ``LINE_MAX_CHARS`` (minified or generated text) is
-cut there, with a note saying how much is not shown. No token text ever reaches the HTML
-unescaped, and the line count is always exactly the file's (``stripnl`` is off).
+``<q>`` for docstrings (CSS removes its quotes), ``<i class=x>`` for the rest (one of a handful
+of fixed one- or two-letter classes; neighbouring tokens of one class share a tag, plain tokens
+get none). Text is escaped for element content (``& < >``; quotes need no escaping outside
+attributes). Without Pygments, or for very large files, the text is shown plain. A line over
+``LINE_MAX_CHARS`` (minified or generated text) is cut there, with a note saying how much is not
+shown. No token text ever reaches the HTML unescaped, and the line count is always exactly the
+file's (``stripnl`` is off).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -31,7 +32,7 @@ HIGHLIGHT_MAX_BYTES = 400_000
 # page budget (tests/site/test_page_weight.py measures the real pages).
 PAGE_CODE_BYTES = 160_000
 LINE_MAX_CHARS = 20_000  # a longer line (minified, generated) is cut: one line must not fill pages
-_LINE_OVERHEAD = 5  # '<li>' + '\n'
+_LINE_OVERHEAD = 1  # the newline
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class CodeSlice:
         return wrap_lines(lines)
 
 
-def _escape(text: str) -> str:
+def escape_text(text: str) -> str:
     """Escape text for element content: ``&``, ``<`` and ``>`` (what markupsafe does, minus quotes)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -89,7 +90,6 @@ def split_parts(
 
 
 # language name in the index -> Pygments lexer alias (when they differ)
-_ONE_TOKEN = re.compile(r"([ \t]*)<i class=(\w+)>([^<]*)</i>$")  # escaped text has no "<"
 _LEXER_ALIASES = {"shell": "bash", "makefile": "make", "dockerfile": "docker", "markdown": "md"}
 
 
@@ -147,7 +147,7 @@ def _runs(text: str, language: str) -> list[tuple[str, str]] | None:
 
 # the two commonest token classes get a bare tag of their own: "<b>def</b>" is 8 bytes less than
 # "<i class=k>def</i>" (networkx: ~67k such tokens, 0.5 MB)
-_BARE_TAGS = {"k": "b", "s": "u"}
+_BARE_TAGS = {"k": "b", "s": "u", "sd": "q"}
 
 
 def _wrap(css: str, html: str) -> str:
@@ -169,7 +169,7 @@ def _highlighted_lines(text: str, language: str) -> list[str] | None:
             if k:
                 lines.append("")
             if part:
-                lines[-1] += _wrap(css, _escape(part))
+                lines[-1] += _wrap(css, escape_text(part))
     return lines
 
 
@@ -183,27 +183,24 @@ def code_lines(text: str, language: str) -> list[str]:
     if len(text) <= HIGHLIGHT_MAX_BYTES:
         html_lines = _highlighted_lines(text, language)
     if html_lines is None or len(html_lines) < len(raw):
-        html_lines = [_escape(line) for line in raw]
+        html_lines = [escape_text(line) for line in raw]
     html_lines = html_lines[: len(raw)]
     for n, line in enumerate(raw):
         if len(line) > LINE_MAX_CHARS:
             more = len(line) - LINE_MAX_CHARS
             html_lines[n] = (
-                f"{_escape(line[:LINE_MAX_CHARS])}<i class=cut> … {more:,} more characters not shown</i>"
+                f"{escape_text(line[:LINE_MAX_CHARS])}<i class=cut> … {more:,} more characters not shown</i>"
             )
     return html_lines
 
 
-def _item(body: str) -> str:
-    m = _ONE_TOKEN.match(body)
-    if m:  # a line that is one coloured token (docstrings, comments): the class goes on the item
-        return f"<li class={m.group(2)}>{m.group(1)}{m.group(3)}\n"
-    return f"<li>{body}\n"
-
-
 def wrap_lines(lines: list[str]) -> Markup:
-    """Lines as list items, to go inside ``<ol start=n>`` (the list's counter numbers them)."""
-    return Markup("".join(_item(body) for body in lines))
+    """Lines for ``<pre class="code">``, one per newline (site.js makes them list items).
+
+    Starts with a newline: an HTML parser drops one right after ``<pre>``, and it must not be the
+    one that stands for an empty first line.
+    """
+    return Markup("\n" + "\n".join(lines)) if lines else Markup("")
 
 
 def render_code(text: str, language: str) -> Markup:

@@ -42,7 +42,6 @@ from oya.site.pages import (
 
 DOCSTRING_SUMMARY_CHARS = 400  # of a symbol's docstring in the list (the source shows all of it)
 RAW_DOC_MAX_BYTES = 30_000  # a rendered document also offers its source text up to this size
-MAX_IMPORTS = 60  # modules listed under "Imports" and "Imported by" before "and N more"
 
 
 def docstring_summary(text: str) -> str:
@@ -56,9 +55,20 @@ def docstring_summary(text: str) -> str:
 def _relations(data: SiteData, node: Node) -> dict[str, Any]:
     g = data.graph
 
-    def links(ids: list[str]) -> dict[str, Any]:
+    def links(ends: list[tuple[str, float]]) -> dict[str, Any]:
+        # strongest first (an edge's confidence), then a stable order: this file, then by path and line
+        best: dict[str, float] = {}
+        for i, confidence in ends:
+            best[i] = max(confidence, best.get(i, 0.0))
         uniq = sorted(
-            set(ids), key=lambda i: (g.nodes[i].path != node.path, g.nodes[i].path, g.nodes[i].start_line)
+            best,
+            key=lambda i: (
+                -best[i],
+                g.nodes[i].path != node.path,
+                g.nodes[i].path,
+                g.nodes[i].start_line,
+                i,
+            ),
         )
         items = []
         for i in uniq[:MAX_LINKS]:
@@ -69,15 +79,12 @@ def _relations(data: SiteData, node: Node) -> dict[str, Any]:
             items.append(link(data, other, label))
         return {"items": items, "more": max(len(uniq) - MAX_LINKS, 0)}
 
+    inherits = [e for _, e in g.neighbors(node.id) if e.kind == "inherits"]
     return {
-        "callers": links([e.source for e in g.callers(node.id)]),
-        "callees": links([e.target for e in g.callees(node.id)]),
-        "bases": links(
-            [e.target for _, e in g.neighbors(node.id) if e.kind == "inherits" and e.source == node.id]
-        ),
-        "subclasses": links(
-            [e.source for _, e in g.neighbors(node.id) if e.kind == "inherits" and e.target == node.id]
-        ),
+        "callers": links([(e.source, e.confidence) for e in g.callers(node.id)]),
+        "callees": links([(e.target, e.confidence) for e in g.callees(node.id)]),
+        "bases": links([(e.target, e.confidence) for e in inherits if e.source == node.id]),
+        "subclasses": links([(e.source, e.confidence) for e in inherits if e.target == node.id]),
     }
 
 
@@ -165,7 +172,7 @@ def _symbols(data: SiteData, f: FileEntry, first: int, last: int) -> list[dict[s
             "sig": _signature_parts(n),
             "depth": min(n.qualname.count("."), 4),
             "summary": docstring_summary(n.docstring) if n.docstring else "",
-            "href": f"#L{n.start_line}",
+            # the signature links the symbol's lines (highlighted); the range beside it is plain text
             "range": f"#L{n.start_line}-L{min(n.end_line, last)}",
             **_relations(data, n),
         }
@@ -176,7 +183,7 @@ def _symbols(data: SiteData, f: FileEntry, first: int, last: int) -> list[dict[s
 
 def _capped(items: list[dict[str, str]]) -> dict[str, Any]:
     uniq = sorted({i["url"]: i for i in items}.values(), key=lambda i: i["label"])
-    return {"items": uniq[:MAX_IMPORTS], "more": max(len(uniq) - MAX_IMPORTS, 0)}
+    return {"items": uniq[:MAX_LINKS], "more": max(len(uniq) - MAX_LINKS, 0)}
 
 
 def file_page(data: SiteData, f: FileEntry) -> Page:

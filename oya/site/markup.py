@@ -82,7 +82,8 @@ def _link(label: str, target: str, resolve: Resolver) -> str:
     if url is None:
         return text
     external = url.startswith(("http://", "https://"))
-    rel = ' class="ext" rel="noopener noreferrer nofollow" referrerpolicy="no-referrer"' if external else ""
+    # no referrerpolicy attribute: every page's <meta name="referrer" content="no-referrer"> covers it
+    rel = ' class=ext rel="noopener noreferrer nofollow"' if external else ""
     return f'<a href="{escape(url)}"{rel}>{text}</a>'
 
 
@@ -308,17 +309,20 @@ def parse_rest(text: str) -> list[Block]:
 def render_blocks(
     blocks: list[Block], resolve: Resolver = _no_links, *, rst: bool = False, n_lines: int | None = None
 ) -> Markup:
-    """Blocks as HTML. With ``n_lines``, each block is preceded by the anchors of the lines up to its end."""
+    """Blocks as HTML. With ``n_lines``, each block starts with the anchor of the lines up to its end.
+
+    One anchor per block, ``<span class=la id=L<first> data-to=<last>>``: site.js adds ids for the
+    block's other lines (one span per line was a third of a rendered document's bytes).
+    """
     out: list[str] = []
     next_line = 1
 
     def anchors(end: int) -> str:
         nonlocal next_line
-        if n_lines is None:
+        first, next_line = next_line, max(next_line, end + 1)
+        if n_lines is None or first > end:
             return ""
-        html = "".join(f'<span class="la" id="L{k}"></span>' for k in range(next_line, end + 1))
-        next_line = max(next_line, end + 1)
-        return html
+        return f"<span class=la id=L{first}{f' data-to={end}' if end > first else ''}></span>"
 
     for b in blocks:
         marks = anchors(b.end)

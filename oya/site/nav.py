@@ -15,8 +15,9 @@ Theory of operation:
   ``[name, segment]``. The segment is the folder's or page's site path segment, percent-quoted
   (``oya.core.sitepaths``), given only where it differs from the name (``name + ".html"`` for a
   file), so the script never re-implements the path mapping.
-* Without JavaScript the side bar lists the repository's top level (capped), and every page keeps
-  its breadcrumbs; folder pages list their own entries.
+* Without JavaScript the side bar is one "Browse files" link to the root folder page (listing the
+  top level there cost every page about 1 kB); every page keeps its breadcrumbs and folder pages
+  list their own entries.
 """
 
 from __future__ import annotations
@@ -26,14 +27,10 @@ import json
 import posixpath
 from typing import Any
 
-from markupsafe import Markup, escape
-
-from oya.core.results import page_url
 from oya.core.sitepaths import dir_segment, file_segment, site_url
-from oya.site.pages import SiteData, dir_url
+from oya.site.pages import SiteData
 
 NAV_DIR = "nav"
-FALLBACK_ENTRIES = 20  # top-level entries listed in the side bar when scripts do not run
 
 
 def _file_entry(name: str) -> Any:
@@ -61,19 +58,4 @@ def tree_script(data: SiteData) -> tuple[str, str]:
     return f"{NAV_DIR}/tree.{digest}.js", text
 
 
-def fallback_nav(data: SiteData, root: str) -> Markup:
-    """The top level of the tree as plain links: what the side bar shows without scripts."""
-    subdirs, files = data.children.get("", ([], []))
-    items = [
-        f'<li class="dir closed"><a href="{root}{dir_url(s)}">{escape(posixpath.basename(s))}</a></li>'
-        for s in subdirs
-    ]
-    items += [f'<li class="file"><a href="{root}{page_url(f.path)}">{escape(f.name)}</a></li>' for f in files]
-    more = len(items) - FALLBACK_ENTRIES
-    if more > 0:
-        items = items[:FALLBACK_ENTRIES]
-        items.append(f'<li class="file"><a href="{root}{dir_url("")}">… {more} more</a></li>')
-    return Markup('<ul class="tree">' + "".join(items) + "</ul>")
-
-
-__all__ = ["NAV_DIR", "fallback_nav", "tree_script"]
+__all__ = ["NAV_DIR", "tree_script"]

@@ -40,7 +40,7 @@ from oya.store import Index
 DOC_LANGUAGES = ("markdown", "rst")
 DOC_RENDER_MAX_BYTES = 100_000  # longer documents are shown as (split) source, not rendered
 NEIGHBOURHOOD_NODES = 24
-MAX_LINKS = 12  # callers/callees listed per symbol before "and N more"
+MAX_LINKS = 5  # callers/callees listed per symbol, strongest first, before "+N more"
 _README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
 
 

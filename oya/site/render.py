@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -33,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from oya.errors import SiteError
-from oya.site.codeview import CodeSlice
+from oya.site.codeview import CodeSlice, escape_text
 from oya.site.csp import CSP
 from oya.site.filepage import file_page, part_pages
 from oya.site.markup import render_docstring
-from oya.site.nav import NAV_DIR, fallback_nav, tree_script
+from oya.site.nav import NAV_DIR, tree_script
 from oya.site.pages import Page, SiteData, architecture_page, dir_page, overview_page
 from oya.site.symbolindex import symbol_pages
 from oya.store import Index
@@ -82,7 +84,19 @@ def template_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["docstring"] = render_docstring
+    env.filters["rel"] = relative_url
+    # element content needs only & < > escaped: not quotes, which autoescaping spells &#34; / &#39;
+    env.filters["text"] = lambda text: Markup(escape_text(text))
     return env
+
+
+def relative_url(url: str, page_url: str) -> str:
+    """``url`` (relative to the site root) as a link from ``page_url``: a link to a page in the same
+    folder is its bare name instead of ``../`` up to the root and back down (networkx: 0.35 MB)."""
+    target, mark, fragment = url.partition("#")
+    if not target:
+        return url
+    return posixpath.relpath(target, posixpath.dirname(page_url) or ".") + mark + fragment
 
 
 def all_pages(data: SiteData) -> Iterator[Page]:
@@ -104,14 +118,13 @@ def _context(data: SiteData, page: Page, tree_path: str) -> dict[str, Any]:
         "root": root,
         "page_url": page.url,
         "nav_url": page.nav_url,
-        "csp": CSP,
+        "csp": Markup(CSP),  # a constant: its quotes need no escaping
         "title": page.title,
         "repo_name": data.repo_name,
         # only the overview names the commit and build time: on every page they would make a
         # one-file change rewrite the whole site
         "commit": data.meta.get("repo_commit", "") if overview else "",
         "built_at": data.meta.get("built_at", "") if overview else "",
-        "nav": fallback_nav(data, root),
         "tree_js": root + TREE_PLACEHOLDER,  # the hashed name is patched in: see ``name_tree``
         "crumbs": page.crumbs,
         "current": page.current,

@@ -465,10 +465,17 @@ function ensurePanel() {
   }
   panel.classList.add("ask-panel");
   panel.setAttribute("aria-label", "Ask about this code");
+  // wiki pages leave the button to this script (it is of no use without it): it goes at the end of
+  // the top bar, or floats when a page has none
   let toggle = document.getElementById("ask-toggle");
   if (!toggle) {
-    toggle = el("button", { id: "ask-toggle", type: "button", class: "ask-fab", "aria-controls": "ask-panel" }, "Ask");
-    body.append(toggle);
+    const bar = document.querySelector("header.topbar");
+    toggle = el("button", { id: "ask-toggle", type: "button", "aria-controls": "ask-panel" }, "Ask");
+    if (bar) bar.append(toggle);
+    else {
+      toggle.classList.add("ask-fab");
+      body.append(toggle);
+    }
   }
   toggle.setAttribute("aria-expanded", "false");
   if (!toggle.title) toggle.title = "Ask a question about this code";

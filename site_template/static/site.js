@@ -1,8 +1,9 @@
 // The wiki's own script: draw the file tree, Mermaid diagrams, and highlight cited lines.
 //
-// Pages are complete without it: the side bar then lists the top level, a diagram's source stays
-// readable as text, and code lines keep their numbers (a CSS counter). The line ids that citations
-// (#L12) land on are given by this script (numberLines), saving ~7 bytes a line. The file tree comes
+// Pages are complete without it: the side bar then links the root folder page, a diagram's source stays
+// readable as text, and code reads as plain coloured text (this script makes its lines numbered items). The line ids that citations
+// (#L12) land on are given by this script (numberLines), saving ~7 bytes a line; in a rendered
+// document, each block's anchor names its first line and this script adds the others. The file tree comes
 // from nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
 // from the site's own vendor folder, only on pages that have diagrams, with securityLevel "strict"
 // (labels are sanitised server-side as well).
@@ -12,12 +13,44 @@
 
   var root = document.body ? document.body.getAttribute("data-root") || "" : "";
 
-  // -- code lines: item i of <ol start=s> is line s + i; the page leaves the ids to this script ----
+  // -- code lines: the page has them as text, one per "\n" (each line's tags closed on it); they
+  // become the items of an <ol start=s> (item i is line s + i, its id L<s + i>) by moving nodes
+  function lineList(pre) {
+    var start = parseInt(pre.getAttribute("data-start") || "1", 10);
+    var ol = document.createElement("ol");
+    if (start > 1) ol.start = start;
+    var li = document.createElement("li");
+    ol.appendChild(li);
+    var nodes = Array.prototype.slice.call(pre.childNodes);
+    for (var i = 0; i < nodes.length; i++) {
+      var node = nodes[i];
+      if (node.nodeType !== 3) { li.appendChild(node); continue; }
+      var pieces = node.data.split("\n");
+      for (var k = 0; k < pieces.length; k++) {
+        if (k) { li = document.createElement("li"); ol.appendChild(li); }
+        if (pieces[k]) li.appendChild(document.createTextNode(pieces[k]));
+      }
+    }
+    for (var el = ol.firstElementChild, n = start; el; el = el.nextElementSibling) el.id = "L" + n++;
+    pre.replaceChildren(ol);
+  }
+
   function numberLines() {
-    var lists = document.querySelectorAll("pre.code > ol");
-    for (var i = 0; i < lists.length; i++) {
-      var n = lists[i].start || 1;
-      for (var li = lists[i].firstElementChild; li; li = li.nextElementSibling) li.id = "L" + n++;
+    var pres = document.querySelectorAll("pre.code");
+    for (var i = 0; i < pres.length; i++) if (pres[i].firstChild && !pres[i].querySelector("ol")) lineList(pres[i]);
+    // a rendered document has one anchor per block (span.la#L<first> data-to=<last>): add the rest
+    var marks = document.querySelectorAll("span.la[data-to]");
+    for (var j = 0; j < marks.length; j++) {
+      var first = parseInt(marks[j].id.slice(1), 10);
+      var last = Math.min(parseInt(marks[j].getAttribute("data-to"), 10), first + 5000);
+      var after = marks[j];
+      for (var k = first + 1; k <= last; k++) {
+        var span = document.createElement("span");
+        span.className = "la";
+        span.id = "L" + k;
+        after.after(span);
+        after = span;
+      }
     }
   }
 
