@@ -30,7 +30,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ ROOT = BENCH_DIR.parent
 sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
 
 from corpus import fetch_project  # noqa: E402
-from index_bench import machine  # noqa: E402
+from index_bench import machine, run_measured  # noqa: E402
 from site_build_bench import _edit_one_file, _sizes  # noqa: E402
 
 WORK = BENCH_DIR / ".cache" / "full_build"
@@ -65,13 +64,8 @@ def build(repo: Path, out: Path, cache: Path) -> dict[str, Any]:
     Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
     cmd = [sys.executable, __file__, "--child", str(repo), str(out), str(cache), str(summary_path)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    returncode, stderr, usage, wall = run_measured(cmd, env)
+    if returncode != 0:
         raise RuntimeError(f"the build failed:\n{stderr[-3000:]}")
     summary = json.loads(summary_path.read_text())
     summary_path.unlink()

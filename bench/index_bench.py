@@ -73,6 +73,16 @@ def _child_build(argv: Sequence[str]) -> None:
     Path(summary_path).write_text(json.dumps(summary, default=str))
 
 
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[int, str, Any, float]:
+    """Run ``cmd`` from the repository root: exit code, stderr, its own rusage and wall seconds."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), stderr, usage, time.perf_counter() - t0
+
+
 def run_child_build(
     repo: Path, out: Path, embedder: str, cache_dir: Path | None, profile: Path | None = None
 ) -> dict[str, Any]:
@@ -90,16 +100,10 @@ def run_child_build(
         if (ROOT / "dagster.yaml").exists() and not (home / "dagster.yaml").exists():
             shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
         env["DAGSTER_HOME"] = str(home)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    returncode, stderr, usage, wall = run_measured(cmd, env)
     try:
-        if proc.returncode != 0:
-            raise RuntimeError(f"the child build failed ({proc.returncode}):\n{stderr[-3000:]}")
+        if returncode != 0:
+            raise RuntimeError(f"the child build failed ({returncode}):\n{stderr[-3000:]}")
         summary = json.loads(summary_path.read_text())
     finally:
         summary_path.unlink(missing_ok=True)
