@@ -70,21 +70,8 @@ class BundleError(ValueError):
 
 
 # -- postings ----------------------------------------------------------------------------------
-def encode_postings(pairs: Sequence[tuple[int, int]]) -> list[int]:
-    """``[(doc, tf), ...]`` (docs ascending) as a flat list with doc numbers delta-encoded."""
-    out: list[int] = []
-    prev = 0
-    for doc, tf in pairs:
-        if doc < prev:
-            raise ValueError("postings must be sorted by doc")
-        out.append(doc - prev)
-        out.append(tf)
-        prev = doc
-    return out
-
-
 def decode_postings(flat: Sequence[int]) -> list[tuple[int, int]]:
-    """Inverse of :func:`encode_postings`."""
+    """``[(doc, tf), ...]`` from a flat ``[doc, tf, ...]`` list whose doc numbers are delta-encoded."""
     out: list[tuple[int, int]] = []
     doc = 0
     for i in range(0, len(flat) - 1, 2):

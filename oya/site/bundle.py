@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from oya.core.answer import first_sentence
-from oya.core.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, INDEX_FILE, VECTORS_FILE, encode_postings
+from oya.core.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, INDEX_FILE, VECTORS_FILE
 from oya.core.results import page_url
 from oya.store import Index, chunk_tokens
 
@@ -70,16 +70,26 @@ def _token_lists(index: Index, chunks: list[Any]) -> list[list[str]]:
 
 
 def _bm25(token_lists: list[list[str]]) -> dict[str, Any]:
-    postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    doc_lens = [len(tokens) for tokens in token_lists]
+    """Per term the flat ``[doc, tf, ...]`` list, doc numbers delta-encoded (see ``decode_postings``).
+
+    The deltas are written as the postings are collected (docs come in ascending order): a
+    second pass over ~700k (doc, tf) pairs to encode them cost networkx 0.45 s of a 0.8 s step.
+    """
+    postings: dict[str, list[int]] = {}
+    last: dict[str, int] = {}  # each term's previous doc
     for i, tokens in enumerate(token_lists):
         for tok, tf in Counter(tokens).items():  # Counter counts in C: half the time of a dict loop
-            postings[tok].append((i, tf))
+            flat = postings.get(tok)
+            if flat is None:
+                postings[tok] = [i, tf]
+            else:
+                flat += (i - last[tok], tf)
+            last[tok] = i
     terms = sorted(postings)
     return {
-        "doc_lens": doc_lens,
+        "doc_lens": [len(tokens) for tokens in token_lists],
         "terms": terms,
-        "postings": [encode_postings(postings[t]) for t in terms],
+        "postings": [postings[t] for t in terms],
     }
 
 
