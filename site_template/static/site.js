@@ -13,7 +13,7 @@
 
   var root = document.body ? document.body.getAttribute("data-root") || "" : "";
 
-  // -- code lines: the page has them as text, one per "\n" (each line's tags closed on it); they
+  // -- code lines: the page has them as text, one per "\n" (a tag spans lines only around text); they
   // become the items of an <ol start=s> (item i is line s + i, its id L<s + i>) by moving nodes
   function lineList(pre) {
     var start = parseInt(pre.getAttribute("data-start") || "1", 10);
@@ -24,11 +24,16 @@
     var nodes = Array.prototype.slice.call(pre.childNodes);
     for (var i = 0; i < nodes.length; i++) {
       var node = nodes[i];
-      if (node.nodeType !== 3) { li.appendChild(node); continue; }
-      var pieces = node.data.split("\n");
+      // a token tag over several lines (docstring, string, comment) holds only text: one copy a line
+      var multi = node.nodeType !== 3 && node.textContent.indexOf("\n") >= 0;
+      if (node.nodeType !== 3 && !multi) { li.appendChild(node); continue; }
+      var pieces = node.textContent.split("\n");
       for (var k = 0; k < pieces.length; k++) {
         if (k) { li = document.createElement("li"); ol.appendChild(li); }
-        if (pieces[k]) li.appendChild(document.createTextNode(pieces[k]));
+        if (!pieces[k]) continue;
+        var piece = multi ? node.cloneNode(false) : document.createTextNode(pieces[k]);
+        if (multi) piece.textContent = pieces[k];
+        li.appendChild(piece);
       }
     }
     for (var el = ol.firstElementChild, n = start; el; el = el.nextElementSibling) el.id = "L" + n++;
