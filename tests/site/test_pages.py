@@ -351,7 +351,7 @@ def test_sample_pages_content(sample_site: Path) -> None:
     # the Ask button and panel are ask.js's to add (tests/site/test_ask_panel.py): no dead button without it
     assert 'id="ask-toggle"' not in service and 'id="ask-panel"' not in service
     # site.js draws the wiki links and search box and loads ask.js + ask.css (tests/site/test_ask_panel.py)
-    assert 'src=../../static/site.js ' in service and 'href=../../search.html>' in service
+    assert "src=../../static/site.js " in service and "href=../../search.html>" in service
     assert 'class="topsearch"' not in service and "ask.js" not in service
     guide = (sample_site / "files/docs/guide.rst.html").read_text(encoding="utf-8")
     assert "<h1" in guide and "User guide" in guide and "L1" in scan_html(guide).ids
