@@ -28,13 +28,12 @@ Theory of operation:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from oya.core.records import Chunk, Node
+from oya.core.records import Chunk, Node, chunk_id, content_hash
 from oya.core.tokenize import count_tokens
 from oya.models import ParsedFile, SourceFile
 
@@ -52,12 +51,6 @@ _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+$")
 _ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1+[ \t]*$")
 
 Span = tuple[int, int, str, str | None]  # start, end (1-based, inclusive), title, node id
-
-
-def chunk_id(path: str, start_line: int, end_line: int, text: str) -> str:
-    """Deterministic chunk id: 16 hex digits of sha256 over path, span and text."""
-    digest = hashlib.sha256(f"{path}\x00{start_line}\x00{end_line}\x00{text}".encode())
-    return digest.hexdigest()[:16]
 
 
 def split_lines(text: str) -> list[str]:
@@ -104,7 +97,7 @@ def chunk_file(file: SourceFile, parsed: ParsedFile | None) -> list[Chunk]:
                     start_line=piece_start,
                     end_line=piece_end,
                     text=text,
-                    content_hash=hashlib.sha256(text.encode()).hexdigest(),
+                    content_hash=content_hash(text),
                     n_tokens=count_tokens(text),
                     node_id=None if kind == "doc" else node_id,
                 )

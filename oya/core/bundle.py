@@ -8,11 +8,12 @@ Theory of operation:
   ``DecompressionStream``). ``decode_bundle`` takes either form and turns them into the core's own objects (``MemoryCorpus``, ``BM25Index``,
   ``CodeGraph``, ``VectorIndex``), so the browser answers with the code the CLI answers with.
   Only ``load_bundle`` touches files; everything else takes bytes and strings (it runs in Pyodide).
-* ``index.json`` (``format`` "oya-bundle", ``version`` 1) is column-oriented:
-  ``paths`` (sorted file paths) and ``pages`` (their wiki URLs); ``chunks`` as arrays ``id``,
+* ``index.json`` (``format`` "oya-bundle", ``version`` 2) is column-oriented:
+  ``paths`` (sorted file paths) and ``pages`` (their wiki URLs); ``chunks`` as arrays
   ``path`` (position in ``paths``), ``kind``, ``title``, ``start_line``, ``end_line``, ``text``,
-  ``content_hash`` (a 16-hex-digit prefix), ``n_tokens``, ``node`` (position in ``nodes.id`` or
-  -1); ``bm25`` as ``doc_lens`` (one per chunk, chunk order), ``terms`` and ``postings`` (per term a
+  ``n_tokens``, ``node`` (position in ``nodes.id`` or -1): a chunk's id and content hash are
+  computed here from path, lines and text by the indexer's own formulas (``oya.core.records``),
+  cheaper to hash at load (~0.1 s in Pyodide) than to ship (networkx: 0.2 MB of gzipped hex); ``bm25`` as ``doc_lens`` (one per chunk, chunk order), ``terms`` and ``postings`` (per term a
   flat ``[doc, tf, doc, tf, ...]`` list, doc numbers delta-encoded); ``nodes`` and ``edges`` as
   arrays (edges reference nodes by position; a node's ``docstring`` is only its first sentence, all
   an answer quotes); ``vectors`` (or null) with ``dim``, ``count``, ``rows``
@@ -54,12 +55,12 @@ from oya.core.engine import (
 )
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
-from oya.core.records import Chunk, Edge, Node
+from oya.core.records import Chunk, Edge, Node, chunk_id, content_hash
 from oya.core.results import RetrievalResult
 from oya.core.vectors import VectorIndex
 
 BUNDLE_FORMAT = "oya-bundle"
-BUNDLE_VERSION = 1
+BUNDLE_VERSION = 2
 INDEX_FILE = "index.json.gz"
 VECTORS_FILE = "vectors.bin.gz"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -365,29 +366,25 @@ def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bund
     ]
 
     ct = doc["chunks"]
-    ids: list[str] = _column(ct, "id", None)
-    n = len(ids)
+    n = len(_column(ct, "text", None))
     chunks = [
         Chunk(
-            cid, paths[p], kind, title, start, end, text, chash, ntok, node_ids[node] if node >= 0 else None
+            chunk_id(paths[p], start, end, text),
+            paths[p],
+            kind,
+            title,
+            start,
+            end,
+            text,
+            content_hash(text),
+            ntok,
+            node_ids[node] if node >= 0 else None,
         )
-        for cid, p, kind, title, start, end, text, chash, ntok, node in _rows(
-            ct,
-            (
-                "id",
-                "path",
-                "kind",
-                "title",
-                "start_line",
-                "end_line",
-                "text",
-                "content_hash",
-                "n_tokens",
-                "node",
-            ),
-            n,
+        for p, kind, title, start, end, text, ntok, node in _rows(
+            ct, ("path", "kind", "title", "start_line", "end_line", "text", "n_tokens", "node"), n
         )
     ]
+    ids = [c.id for c in chunks]
 
     bt = doc["bm25"]
     terms: list[str] = _column(bt, "terms", None)

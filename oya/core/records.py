@@ -12,6 +12,7 @@ Only the standard library is imported here (this module runs under Pyodide).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 NODE_KINDS = ("module", "class", "function", "method")
@@ -64,6 +65,17 @@ class Edge:
         _check_choice("edge kind", self.kind, EDGE_KINDS)
         if not 0.0 <= self.confidence <= 1.0:
             raise ValueError(f"edge confidence must be in [0, 1]; got {self.confidence}")
+
+
+def chunk_id(path: str, start_line: int, end_line: int, text: str) -> str:
+    """Deterministic chunk id: 16 hex digits of sha256 over path, span and text."""
+    digest = hashlib.sha256(f"{path}\x00{start_line}\x00{end_line}\x00{text}".encode())
+    return digest.hexdigest()[:16]
+
+
+def content_hash(text: str) -> str:
+    """A chunk's content hash (sha256 of its text): equal texts, equal hashes."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

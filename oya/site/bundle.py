@@ -41,7 +41,6 @@ from oya.core.results import page_url
 from oya.store import Index, chunk_tokens
 
 # index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
-CONTENT_HASH_HEX = 16  # hex digits of a chunk's content hash kept in the bundle
 _META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")
 
 
@@ -118,16 +117,14 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
         "paths": file_paths,
         "pages": [page_url(p) for p in file_paths],
         "chunks": {
-            "id": [c.id for c in chunks],
             "path": [path_pos[c.path] for c in chunks],
             "kind": [c.kind for c in chunks],
             "title": [c.title for c in chunks],
             "start_line": [c.start_line for c in chunks],
             "end_line": [c.end_line for c in chunks],
             "text": [c.text for c in chunks],
-            # only compared for equality (duplicate chunks): 64 bits of the sha256 do that, and the
-            # full 256 bits were 0.4 MB of incompressible hex in networkx's bundle
-            "content_hash": [c.content_hash[:CONTENT_HASH_HEX] for c in chunks],
+            # no chunk ids or content hashes: the core computes both from path, lines and text
+            # (oya.core.bundle), 0.2 MB of incompressible hex in networkx's bundle
             "n_tokens": [c.n_tokens for c in chunks],
             "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
         },

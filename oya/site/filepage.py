@@ -4,7 +4,8 @@ Theory of operation:
 
 * The page shows the file's symbols (signature, docstring summary, callers, callees, bases,
   subclasses), its imports both ways, a neighbourhood diagram, and the source: Markdown and reST
-  rendered (``oya.site.markup``), everything else as numbered, anchored lines
+  rendered (``oya.site.markup``; each block's anchor carries its line range, so a citation
+  ``#L<n>`` lands on the block holding line n and no raw copy of the text is kept), everything else as numbered, anchored lines
   (``oya.site.codeview``). The full docstrings are in the source below, so the symbol list only
   shows each docstring's first paragraph.
 * A long file's source is cut into parts of about ``PAGE_CODE_BYTES`` of HTML
@@ -41,7 +42,6 @@ from oya.site.pages import (
 )
 
 DOCSTRING_SUMMARY_CHARS = 400  # of a symbol's docstring in the list (the source shows all of it)
-RAW_DOC_MAX_BYTES = 30_000  # a rendered document also offers its source text up to this size
 
 
 def docstring_summary(text: str) -> str:
@@ -224,7 +224,6 @@ def file_page(data: SiteData, f: FileEntry) -> Page:
         "diagram": diagram,
         "diagram_note": f"{shown} of {total}+ related symbols shown" if total > shown else "",
         "doc_html": render_document(text, f.language, data.resolver(f.path, page.root)) if is_doc else None,
-        "raw_text": text if is_doc and f.size <= RAW_DOC_MAX_BYTES else None,
         "dir_url": dir_url(posixpath.dirname(f.path)),
     }
     return page
@@ -258,7 +257,6 @@ def part_pages(data: SiteData, f: FileEntry) -> list[Page]:
             "n_symbols": len(data.symbols.get(f.path, [])),
             "docstring": "",
             "doc_html": None,
-            "raw_text": None,
         }
         pages.append(page)
     return pages

@@ -13,7 +13,7 @@
 
   var root = document.body ? document.body.getAttribute("data-root") || "" : "";
 
-  // -- code lines: the page has them as text, one per "\n" (each line's tags closed on it); they
+  // -- code lines: the page has them as text, one per "\n" (a tag spans lines only around text); they
   // become the items of an <ol start=s> (item i is line s + i, its id L<s + i>) by moving nodes
   function lineList(pre) {
     var start = parseInt(pre.getAttribute("data-start") || "1", 10);
@@ -24,11 +24,16 @@
     var nodes = Array.prototype.slice.call(pre.childNodes);
     for (var i = 0; i < nodes.length; i++) {
       var node = nodes[i];
-      if (node.nodeType !== 3) { li.appendChild(node); continue; }
-      var pieces = node.data.split("\n");
+      // a token tag over several lines (docstring, string, comment) holds only text: one copy a line
+      var multi = node.nodeType !== 3 && node.textContent.indexOf("\n") >= 0;
+      if (node.nodeType !== 3 && !multi) { li.appendChild(node); continue; }
+      var pieces = node.textContent.split("\n");
       for (var k = 0; k < pieces.length; k++) {
         if (k) { li = document.createElement("li"); ol.appendChild(li); }
-        if (pieces[k]) li.appendChild(document.createTextNode(pieces[k]));
+        if (!pieces[k]) continue;
+        var piece = multi ? node.cloneNode(false) : document.createTextNode(pieces[k]);
+        if (multi) piece.textContent = pieces[k];
+        li.appendChild(piece);
       }
     }
     for (var el = ol.firstElementChild, n = start; el; el = el.nextElementSibling) el.id = "L" + n++;
@@ -65,7 +70,7 @@
   function highlightFromHash() {
     var m = /^#L(\d+)(?:-L?(\d+))?$/.exec(window.location.hash);
     clearHighlight();
-    if (!m) return;
+    if (!m) return false;
     var start = parseInt(m[1], 10);
     var end = m[2] ? parseInt(m[2], 10) : start;
     if (end < start) { var t = start; start = end; end = t; }
@@ -83,7 +88,7 @@
     // a single line scrolls natively once it has its id; on the first call it got it just now
     if (first && (m[2] || scrollOnce)) first.scrollIntoView({ block: "start" });
     scrollOnce = false;
-    if (!first) goToPart(start, window.location.hash);
+    return !first && goToPart(start, window.location.hash);
   }
 
   // -- long files are split into parts: a line that is not on this page is on another part ---------
@@ -95,9 +100,10 @@
       var last = parseInt(a.getAttribute("data-last"), 10);
       if (line >= first && line <= last && !a.hasAttribute("aria-current")) {
         window.location.replace(a.getAttribute("href").split("#")[0] + hash);
-        return;
+        return true;
       }
     }
+    return false;
   }
 
   // -- a click in a code line's number gutter (a CSS counter, not a link) selects the line ---------
@@ -210,13 +216,61 @@
     document.head.appendChild(script);
   }
 
+  // -- top bar: the wiki links and search box are the same on every page, so this script draws them
+  // (the page itself carries only the site name and the Symbols link, enough without scripts), then
+  // loads the Ask panel (ask.js, a module, and its stylesheet).
+  var WIKI_LINKS = [["index.html", "Overview"], ["architecture.html", "Architecture"], ["dirs/index.html", "Files"], ["search.html", "Symbols"]];
+
+  function currentLink(page) {
+    if (page.indexOf("symbols/") === 0) return "search.html";
+    return page;
+  }
+
+  function drawTopBar() {
+    var nav = document.querySelector("header.topbar .topnav");
+    if (!nav) return;
+    var here = currentLink(document.body.getAttribute("data-page") || "");
+    nav.textContent = "";
+    WIKI_LINKS.forEach(function (l) {
+      var a = document.createElement("a");
+      a.href = root + l[0];
+      a.textContent = l[1];
+      if (l[0] === here) a.setAttribute("aria-current", "page");
+      nav.appendChild(a);
+    });
+    var form = document.createElement("form");
+    form.className = "topsearch";
+    form.action = root + "search.html";
+    form.setAttribute("role", "search");
+    var input = document.createElement("input");
+    input.type = "search";
+    input.name = "q";
+    input.placeholder = "Search or ask about the code\u2026";
+    input.setAttribute("aria-label", "Search or ask");
+    input.autocomplete = "off";
+    form.appendChild(input);
+    nav.parentNode.insertBefore(form, nav.nextSibling);
+  }
+
+  function loadAsk() {
+    var css = document.createElement("link");
+    css.rel = "stylesheet";
+    css.href = root + "static/ask.css";
+    document.head.appendChild(css);
+    // import() in a classic script resolves against this script, not the page: make it absolute
+    import(new URL(root + "static/ask.js", document.baseURI).href);
+  }
+
   function start() {
+    drawTopBar();
     var holder = document.getElementById("tree");
     if (holder && window.oyaTree) buildTree(holder, window.oyaTree);
     var code = document.querySelectorAll("pre.code");
     for (var i = 0; i < code.length; i++) code[i].addEventListener("click", onCodeClick);
     numberLines();
-    highlightFromHash();
+    // leaving for the part that holds the cited line: load nothing more here
+    if (highlightFromHash()) return;
+    loadAsk();
     renderDiagrams();
   }
 

@@ -23,6 +23,11 @@ from oya.site.build import build_site
 pytestmark = pytest.mark.slow
 
 DEEP = "files/pkg/sub/deep.py.html"
+# a docstring, a string and comments over several lines: one tag each in the page, one item a line
+DOC_PY = (
+    'def f():\n    """First line.\n\n    More < text & here.\n    """\n'
+    '    # one\n    # two\n    s = ("a"\n         "b")\n    return s\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +39,7 @@ def nav_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "pkg/sub/deep.py": "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(40)),
             "pkg/huge.py": _big_module(1000),
             "other/x.py": "X = 1\n",
+            "other/doc.py": DOC_PY,
             "other/more/y.py": "Y = 1\n",
             "README.md": "# Nav test\n",
         },
@@ -111,3 +117,20 @@ def test_without_scripts_the_side_bar_links_the_root_folder(
             assert {"other/", "pkg/", "README.md"} <= set(listed), listed
     finally:
         browser.close()
+
+
+def test_a_token_over_several_lines_becomes_one_item_a_line(nav_site: Path, browser_page: Any) -> None:
+    html = (nav_site / "files/other/doc.py.html").read_text(encoding="utf-8")
+    assert html.count("<q>") == 1 and html.count("<s>") == 1  # spanning tags, not one a line
+    page = browser_page.page
+    with serve(nav_site) as server:
+        page.goto(server.url + "files/other/doc.py.html#L4")
+        page.wait_for_function("() => document.getElementById('L4')?.classList.contains('hl')")
+        items = page.evaluate("[...document.querySelectorAll('pre.code li')].map((li) => li.textContent)")
+        assert items == DOC_PY.rstrip("\n").split("\n"), items
+        in_docstring = page.evaluate(
+            "[2, 3, 4, 5].map((n) => !!document.querySelector(`#L${n} q`) || !document.getElementById(`L${n}`).textContent)"
+        )
+        assert in_docstring == [True, True, True, True], in_docstring
+        assert page.evaluate("!!document.querySelector('#L7 s') && !!document.querySelector('#L9 u')")
+    assert not [c for c in browser_page.console if c.startswith(("error", "pageerror"))], browser_page.console

@@ -346,11 +346,13 @@ def test_sample_pages_content(sample_site: Path) -> None:
     ids = scan_html(service).ids
     assert "L1" in ids and "L49" in ids and "L50" not in ids
     assert "Business rules" in service  # module docstring
-    assert "add_item" in service and 'href="#L16"' in service  # symbol with its line
-    assert 'href="cli.py.html#L' in service  # caller in another file of the same folder: a bare name
+    assert "add_item" in service and "href=#L16>" in service  # symbol with its line
+    assert "href=cli.py.html#L" in service  # caller in another file of the same folder: a bare name
     # the Ask button and panel are ask.js's to add (tests/site/test_ask_panel.py): no dead button without it
     assert 'id="ask-toggle"' not in service and 'id="ask-panel"' not in service
-    assert 'href="../../static/ask.css"' in service and 'src="../../static/ask.js"' in service
+    # site.js draws the wiki links and search box and loads ask.js + ask.css (tests/site/test_ask_panel.py)
+    assert "src=../../static/site.js " in service and "href=../../search.html>" in service
+    assert 'class="topsearch"' not in service and "ask.js" not in service
     guide = (sample_site / "files/docs/guide.rst.html").read_text(encoding="utf-8")
     assert "<h1" in guide and "User guide" in guide and "L1" in scan_html(guide).ids
     arch = (sample_site / "architecture.html").read_text(encoding="utf-8")
@@ -359,7 +361,7 @@ def test_sample_pages_content(sample_site: Path) -> None:
     assert (
         'name="q"' in search
         and "InventoryService" in search
-        and 'href="files/inventory/service.py.html#L10"' in search
+        and "href=files/inventory/service.py.html#L10>" in search
     )
 
 
