@@ -73,6 +73,12 @@ def test_tree_is_drawn_from_the_shared_script(nav_site: Path, browser_page: Any)
         assert state["current"] == "deep.py" and state["open"] == ["pkg", "sub"], state
         assert state["otherItems"] == 0, "a folder off the current path is filled only when opened"
         page.locator("#tree details:not([open]) > summary", has_text="other").click(position={"x": 4, "y": 8})
+        # the browser fires "toggle" as a queued task after the click: wait for the folder to fill
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#tree details[open] > summary a')]"
+            ".some((a) => a.textContent === 'other' && a.closest('details').querySelectorAll('li').length >= 2)",
+            timeout=5000,
+        )
         assert _tree_state(page)["otherItems"] >= 2
         page.locator("#tree a", has_text="x.py").click()
         page.wait_for_url("**/files/other/x.py.html")
