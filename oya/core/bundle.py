@@ -322,52 +322,31 @@ def inflate(data: bytes) -> bytes:
     return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
 
 
-def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bundle:
-    """A :class:`Bundle` from ``index.json`` and ``vectors.bin`` (None: no vectors), gzipped or not."""
-    if isinstance(index_json, bytes):
-        index_json = inflate(index_json)
-    if vectors is not None:
-        vectors = inflate(vectors)
-    doc = json.loads(index_json)
-    if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
-        raise BundleError("not an oya bundle (index.json lacks format 'oya-bundle')")
-    if doc.get("version") != BUNDLE_VERSION:
-        raise BundleError(f"bundle version {doc.get('version')!r}; this core reads version {BUNDLE_VERSION}")
-    paths: list[str] = doc["paths"]
-    pages = dict(zip(paths, _column(doc, "pages", len(paths)), strict=True))
-
+def _decode_graph(doc: Mapping[str, Any], paths: list[str]) -> tuple[list[str], CodeGraph]:
+    """The node ids (in bundle order) and the code graph of ``nodes`` and ``edges``."""
     nt = doc["nodes"]
     node_ids: list[str] = _column(nt, "id", None)
-    n_nodes = len(node_ids)
+    names = ("id", "kind", "name", "qualname", "path", "start_line", "end_line", "signature", "docstring")
     nodes = [
         Node(nid, kind, name, qual, paths[p], start, end, sig, docstr, float(cent))
         for nid, kind, name, qual, p, start, end, sig, docstr, cent in _rows(
-            nt,
-            (
-                "id",
-                "kind",
-                "name",
-                "qualname",
-                "path",
-                "start_line",
-                "end_line",
-                "signature",
-                "docstring",
-                "centrality",
-            ),
-            n_nodes,
+            nt, (*names, "centrality"), len(node_ids)
         )
     ]
     et = doc["edges"]
-    n_edges = len(_column(et, "source", None))
     edges = [
         Edge(node_ids[s], node_ids[t], kind, float(conf))
-        for s, t, kind, conf in _rows(et, ("source", "target", "kind", "confidence"), n_edges)
+        for s, t, kind, conf in _rows(
+            et, ("source", "target", "kind", "confidence"), len(_column(et, "source", None))
+        )
     ]
+    return node_ids, CodeGraph(nodes, edges)
 
-    ct = doc["chunks"]
-    n = len(_column(ct, "text", None))
-    chunks = [
+
+def _decode_chunks(ct: Mapping[str, Any], paths: list[str], node_ids: list[str]) -> list[Chunk]:
+    """Chunks, their ids and content hashes computed by the indexer's own formulas."""
+    names = ("path", "kind", "title", "start_line", "end_line", "text", "n_tokens", "node")
+    return [
         Chunk(
             chunk_id(paths[p], start, end, text),
             paths[p],
@@ -380,48 +359,62 @@ def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bund
             ntok,
             node_ids[node] if node >= 0 else None,
         )
-        for p, kind, title, start, end, text, ntok, node in _rows(
-            ct, ("path", "kind", "title", "start_line", "end_line", "text", "n_tokens", "node"), n
-        )
+        for p, kind, title, start, end, text, ntok, node in _rows(ct, names, len(_column(ct, "text", None)))
     ]
-    ids = [c.id for c in chunks]
 
+
+def _decode_vectors(
+    vt: Mapping[str, Any] | None, vectors: bytes | None, ids: list[str]
+) -> tuple[list[str], int, list[float], bytes, tuple[int, int] | None]:
+    """``(vector ids, dim, scales, int8 data, (scales offset, data offset))``; empty without vectors."""
+    if vt is None or vectors is None:
+        return [], 0, [], b"", None
+    if vt.get("dtype") != "int8":
+        raise BundleError(f"vector dtype {vt.get('dtype')!r} is not supported (int8 is)")
+    dim = int(vt["dim"])
+    count = int(vt["count"])
+    rows: list[int] = _column(vt, "rows", count)
+    s_off = int(vt["scales_offset"])
+    d_off = int(vt["data_offset"])
+    if len(vectors) < d_off + count * dim:
+        raise BundleError(f"vectors.bin holds {len(vectors)} bytes, expected {d_off + count * dim}")
+    scale_arr = array("f")
+    scale_arr.frombytes(vectors[s_off : s_off + 4 * count])
+    if sys.byteorder == "big":  # pragma: no cover - no big-endian CI
+        scale_arr.byteswap()
+    data = bytes(vectors[d_off : d_off + count * dim])
+    return [ids[r] for r in rows], dim, scale_arr.tolist(), data, (s_off, d_off)
+
+
+def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bundle:
+    """A :class:`Bundle` from ``index.json`` and ``vectors.bin`` (None: no vectors), gzipped or not."""
+    if isinstance(index_json, bytes):
+        index_json = inflate(index_json)
+    doc = json.loads(index_json)
+    if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
+        raise BundleError("not an oya bundle (index.json lacks format 'oya-bundle')")
+    if doc.get("version") != BUNDLE_VERSION:
+        raise BundleError(f"bundle version {doc.get('version')!r}; this core reads version {BUNDLE_VERSION}")
+    paths: list[str] = doc["paths"]
+    pages = dict(zip(paths, _column(doc, "pages", len(paths)), strict=True))
+    node_ids, graph = _decode_graph(doc, paths)
+    chunks = _decode_chunks(doc["chunks"], paths, node_ids)
+    ids = [c.id for c in chunks]
     bt = doc["bm25"]
     terms: list[str] = _column(bt, "terms", None)
     bm25 = LazyBM25Index(
-        ids, _column(bt, "doc_lens", n), dict(zip(terms, _column(bt, "postings", len(terms)), strict=True))
+        ids,
+        _column(bt, "doc_lens", len(ids)),
+        dict(zip(terms, _column(bt, "postings", len(terms)), strict=True)),
     )
-
-    vt = doc.get("vectors")
-    vector_ids: list[str] = []
-    dim = 0
-    scales: list[float] = []
-    data = b""
-    offsets: tuple[int, int] | None = None
-    if vt is not None and vectors is not None:
-        if vt.get("dtype") != "int8":
-            raise BundleError(f"vector dtype {vt.get('dtype')!r} is not supported (int8 is)")
-        dim = int(vt["dim"])
-        count = int(vt["count"])
-        rows: list[int] = _column(vt, "rows", count)
-        s_off = int(vt["scales_offset"])
-        d_off = int(vt["data_offset"])
-        if len(vectors) < d_off + count * dim:
-            raise BundleError(f"vectors.bin holds {len(vectors)} bytes, expected {d_off + count * dim}")
-        scale_arr = array("f")
-        scale_arr.frombytes(vectors[s_off : s_off + 4 * count])
-        if sys.byteorder == "big":  # pragma: no cover - no big-endian CI
-            scale_arr.byteswap()
-        scales = scale_arr.tolist()
-        data = bytes(vectors[d_off : d_off + count * dim])
-        vector_ids = [ids[r] for r in rows]
-        offsets = (s_off, d_off)
-
+    vector_ids, dim, scales, data, offsets = _decode_vectors(
+        doc.get("vectors"), inflate(vectors) if vectors is not None else None, ids
+    )
     return Bundle(
         meta=doc.get("meta") or {},
         chunks=chunks,
         bm25=bm25,
-        graph=CodeGraph(nodes, edges),
+        graph=graph,
         pages=pages,
         vector_ids=vector_ids,
         vector_dim=dim,
