@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from oya.errors import SiteError
+from oya.site.package_data import VENDOR_PINS_DIR
 from oya.site.reuse import place_file
 
-TEMPLATE_VENDOR_DIR = Path(__file__).resolve().parents[2] / "site_template" / "vendor"
 _STAMP = ".oya-vendor-stamp-2"  # bump when what ensure_vendor produces changes
 PRECOMPILED_STDLIB = "python_stdlib_pyc.zip"
 
@@ -69,7 +69,7 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure_vendor(cache_dir: Path | None = None, template_dir: Path = TEMPLATE_VENDOR_DIR) -> Path:
+def ensure_vendor(cache_dir: Path | None = None, template_dir: Path = VENDOR_PINS_DIR) -> Path:
     """Install the pinned npm packages into ``cache_dir/npm`` once; return its ``node_modules``."""
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
     npm_dir = cache_dir / "npm"
