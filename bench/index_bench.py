@@ -573,13 +573,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rel, func, line, col = choose_edit(src, args.seed)
     apply_edit(edited, rel, line, col, args.project)
     new_texts, changed_paths = changed_embed_texts(index_dir, edited)
-    from oya.embed import default_cache_dir, make_embedder
-    from pipelines.resources import OyaSettings
+    from oya.embed import make_embedder
+    from oya.settings import CachePaths
 
     model_id = make_embedder(args.embedder).model_id
-    cache_path = OyaSettings(cache_dir=str(args.cache_dir or default_cache_dir())).embedding_cache_path(
-        model_id
-    )
+    cache_path = CachePaths.resolve(args.cache_dir).embeddings(model_id)
     evicted = evict(cache_path, model_id, [t for t, path in new_texts.items() if path == rel])
     report["edit"] = {
         "path": rel,

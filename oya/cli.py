@@ -63,7 +63,11 @@ def main() -> None:
     help="minilm: all-MiniLM-L6-v2 (int8 ONNX, the model the site's Ask panel runs); "
     "hashing: a fast deterministic stand-in (tests, demos).",
 )
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Embedding cache (default: ~/.cache/oya).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    help="Cache: embeddings, the exported model, the browser runtime (default: $OYA_CACHE_DIR or ~/.cache/oya).",
+)
 @click.option("--site/--no-site", default=False, help="Also build the static wiki into OUT/site.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 def build(

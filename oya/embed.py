@@ -57,11 +57,6 @@ def embed_text(chunk: Chunk) -> str:
     return f"{chunk.title}\n{chunk.text}"
 
 
-def default_cache_dir() -> Path:
-    env = os.environ.get("OYA_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "oya"
-
-
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX (exported once, cached), run by onnxruntime on the CPU.
 
@@ -159,15 +154,17 @@ class HashingEmbedder:
         return [encode_f32(self.vector(t)) for t in texts]
 
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {
-    "minilm": OnnxMiniLMEmbedder,
-    "hashing": HashingEmbedder,
+# name -> factory of the cache folder the model is exported into (the stand-in keeps nothing)
+EMBEDDERS: dict[str, Callable[[Path | None], Embedder]] = {
+    "minilm": lambda cache_dir: OnnxMiniLMEmbedder(cache_dir=cache_dir),
+    "hashing": lambda _cache_dir: HashingEmbedder(),
 }
 
 
-def make_embedder(name: str) -> Embedder:
+def make_embedder(name: str, cache_dir: Path | None = None) -> Embedder:
+    """``cache_dir``: the cache root (``oya.settings.CachePaths.root``); None resolves the default."""
     try:
-        return EMBEDDERS[name]()
+        return EMBEDDERS[name](cache_dir)
     except KeyError:
         raise ModelError(f"embedder must be one of {', '.join(EMBEDDERS)}; got {name!r}") from None
 

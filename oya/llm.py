@@ -39,6 +39,7 @@ from oya.core.answer import Answer, extractive_answer, validate_citations
 from oya.core.engine import RetrievalOptions
 from oya.core.results import Citation, RetrievalResult
 from oya.errors import ModelError
+from oya.settings import CachePaths
 
 DEFAULT_TIME_LIMIT = 120.0
 TEMPERATURE = 0.2
@@ -356,8 +357,7 @@ def default_threads() -> int:
 
 
 def model_cache_dir() -> Path:
-    base = os.environ.get("OYA_CACHE_DIR") or str(Path.home() / ".cache" / "oya")
-    return Path(base) / "models" / "llm"
+    return CachePaths.resolve().llm_models
 
 
 def smollm2_path() -> Path | None:

@@ -120,7 +120,7 @@ def chunk_embeddings(
     data = indexing.embed(
         chunks,
         embedder,
-        settings.embedding_cache_path(embedder.model_id),
+        settings.cache.embeddings(embedder.model_id),
         progress=progress.reporter(context, "chunk_embeddings", "embedded"),
     )
     return Output(
@@ -207,7 +207,11 @@ def wiki_site(
     t0 = time.perf_counter()
     progress.update("wiki_site", 0, 1)
     report = write_wiki_site(
-        wiki_pages, Path(search_index).parent, settings.site, with_runtime=settings.site_runtime
+        wiki_pages,
+        Path(search_index).parent,
+        settings.site,
+        with_runtime=settings.site_runtime,
+        cache=settings.cache,
     )
     sizes = {k: int(v) for k, v in report["bytes"].items()}
     return Output(

@@ -21,8 +21,9 @@ from oya.core.bm25 import BM25Index
 from oya.core.engine import GraphChannel
 from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
-from oya.embed import Embedder, default_cache_dir
+from oya.embed import Embedder
 from oya.indexing import embed, make_chunks, parse_and_link, scan, write_search_index
+from oya.settings import CachePaths
 from oya.store import SCHEMA_VERSION, DuckBM25Channel, Index, MatrixVectorChannel
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
@@ -54,8 +55,7 @@ class Project:
 
 
 def cache_path(model_id: str) -> Path:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model_id)
-    return default_cache_dir() / "embeddings" / f"{safe}.sqlite"
+    return CachePaths.resolve().embeddings(model_id)
 
 
 def build_index(tree: Path, out: Path, embedder: Embedder, log: bool = True) -> dict[str, int | float]:

@@ -28,8 +28,8 @@ from importlib import metadata
 from pathlib import Path
 
 from oya.errors import ModelError
+from oya.settings import default_cache_dir
 from oya.site.reuse import place_file
-from oya.site.vendor import default_cache_dir
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_LENGTH = 256

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from oya.errors import SiteError
+from oya.settings import default_cache_dir
 from oya.site.package_data import VENDOR_PINS_DIR
 from oya.site.reuse import place_file
 
@@ -42,12 +42,6 @@ RUNTIME_FILES: tuple[tuple[str, str, str], ...] = (
     ("onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "transformers/ort-wasm-simd-threaded.mjs", "model"),
     ("onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "transformers/ort-wasm-simd-threaded.wasm", "model"),
 )
-
-
-def default_cache_dir() -> Path:
-    """``$OYA_CACHE_DIR`` if set, else ``~/.cache/oya``."""
-    env = os.environ.get("OYA_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "oya"
 
 
 def _lock_digest(template_dir: Path) -> str:

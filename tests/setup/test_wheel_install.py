@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from oya.site.vendor import default_cache_dir, ensure_vendor
+from oya.settings import default_cache_dir
+from oya.site.vendor import ensure_vendor
 
 REPO = Path(__file__).resolve().parents[2]
 # what the wheel is built from (copied, so no stale build/ folder of the work tree leaks into it)
