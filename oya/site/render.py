@@ -134,7 +134,7 @@ def _context(data: SiteData, page: Page, tree_path: str) -> dict[str, Any]:
 
 # -- keys -----------------------------------------------------------------------------------------
 # modules of oya/site that write other parts of the site, never a page (any other module counts)
-_NOT_PAGE_CODE = frozenset({"build", "bundle", "browser", "core_wheel", "model_export", "reuse", "vendor"})
+_NOT_PAGE_CODE = frozenset({"build", "bundle", "browser", "core_wheel", "reuse", "vendor"})
 
 
 @cache

@@ -9,8 +9,10 @@ Theory of operation:
   to download binaries at install time, which fails offline.
 * ``copy_runtime`` copies only the files the browser loads (a few MB of the ~700 MB install) into
   ``<site>/vendor/``, and reports bytes per group for the size report. Nothing is fetched from a CDN
-  at run time: the pages point Pyodide and transformers.js at these copies.
-* The cache lives in ``$OYA_CACHE_DIR`` or ``~/.cache/oya``.
+  at run time: the pages point Pyodide and transformers.js at these copies. ``copy_model`` does the
+  same for the query model ``oya.model_export`` exported.
+* The cache folder is passed in (``oya.settings.CachePaths``); alone, it is ``$OYA_CACHE_DIR`` or
+  ``~/.cache/oya``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from oya.errors import SiteError
+from oya.errors import ModelError, SiteError
+from oya.model_export import QUANTIZED
 from oya.settings import default_cache_dir
 from oya.site.package_data import VENDOR_PINS_DIR
 from oya.site.reuse import place_file
@@ -137,3 +140,22 @@ def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None)
         place_file(src, site_dir / rel, previous / rel if previous is not None else None)
         sizes[group] += src.stat().st_size
     return sizes
+
+
+def copy_model(model_dir: Path, site_dir: Path, previous: Path | None = None) -> int:
+    """Copy the exported model into ``site_dir/models/<name>/``; return the bytes copied.
+
+    The site points transformers.js' ``env.localModelPath`` at ``<base>/models/``. Files the
+    ``previous`` site already holds unchanged are hard-linked from it instead of copied.
+    """
+    dest_rel = Path("models") / model_dir.name
+    total = 0
+    for rel in ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED):
+        src = model_dir / rel
+        if not src.is_file():
+            raise ModelError(f"exported model is missing {rel} in {model_dir}")
+        place_file(
+            src, site_dir / dest_rel / rel, previous / dest_rel / rel if previous is not None else None
+        )
+        total += src.stat().st_size
+    return total

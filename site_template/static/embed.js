@@ -1,6 +1,6 @@
 // The question's embedding, computed in the browser from the site's own files.
 //
-// all-MiniLM-L6-v2 exported to ONNX (int8, see oya/site/model_export.py) and run by transformers.js
+// all-MiniLM-L6-v2 exported to ONNX (int8, see oya/model_export.py) and run by transformers.js
 // on onnxruntime-web's WASM backend. Nothing is fetched from a hub or a CDN: remote models are off,
 // the model is read from <base>models/ and the WASM from <base>vendor/transformers/. Vectors are the
 // mean of the token states over the attention mask, L2-normalised, as sentence-transformers makes

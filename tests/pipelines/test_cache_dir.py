@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from oya.embed import MINILM_INT8_ID
+from oya.model_export import MODEL_NAME, QUANTIZED, export_query_model
 from oya.settings import CachePaths, default_cache_dir
-from oya.site.model_export import MODEL_NAME, QUANTIZED, export_query_model
 from oya.site.vendor import ensure_vendor
 
 ROOT = Path(__file__).resolve().parents[2]

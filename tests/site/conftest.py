@@ -21,12 +21,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from oya.model_export import export_query_model
 from oya.serve import SiteRequestHandler
 from oya.settings import default_cache_dir
 from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message
 from oya.site.core_wheel import build_core_wheel
-from oya.site.model_export import copy_model, export_query_model
-from oya.site.vendor import copy_runtime, ensure_vendor
+from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_REPO = REPO_ROOT / "data" / "sample_repo"
