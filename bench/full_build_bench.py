@@ -5,7 +5,7 @@ Theory of operation:
 * The corpus is a PyPI source distribution (``bench/corpus.py``; default networkx 3.6.1, ~216k
   lines), copied to ``bench/.cache/full_build/<name>/repo`` and made a git repository (the reader
   lists git's files), as ``site_build_bench.py`` does.
-* Each build is ``oya.build.run_build(..., with_site=True)`` — what ``oya build --site`` runs — in
+* Each build is ``pipelines.build.run_build(..., with_site=True)`` — what ``oya build --site`` runs — in
   a fresh child process, so the model load, imports and Dagster start-up are counted as a user
   meets them. The child writes the build summary as JSON; the parent takes wall seconds and peak
   RSS from ``os.wait4``.
@@ -50,7 +50,7 @@ TARGET_X_SOURCE = 3.0
 
 def _child(argv: list[str]) -> None:
     repo, out, cache, summary_path = argv
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     summary = run_build(Path(repo), Path(out), cache_dir=Path(cache), with_site=True)
     Path(summary_path).write_text(json.dumps(summary, default=str))

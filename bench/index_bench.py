@@ -3,7 +3,7 @@
 Theory of operation:
 
 * The corpus is a PyPI source distribution (``bench/corpus.py``), unpacked once and cached.
-* Every build runs ``oya.build.run_build`` (the Dagster job ``oya build`` runs) in a CHILD
+* Every build runs ``pipelines.build.run_build`` (the Dagster job ``oya build`` runs) in a CHILD
   process, so its peak RSS is the child's own ``ru_maxrss`` from ``os.wait4`` and nothing of
   this process leaks into it. The child writes the build summary as JSON.
 * Build 1 indexes the tree as it is (it embeds whatever the shared embedding cache lacks),
@@ -63,7 +63,7 @@ TARGETS = {
 # -- the child build ---------------------------------------------------------------------------
 def _child_build(argv: Sequence[str]) -> None:
     repo, out, embedder, cache_dir, summary_path = argv
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     t0 = time.perf_counter()
     summary = run_build(

@@ -36,7 +36,7 @@ EDIT = ("networkx/utils/misc.py", '    """\n')  # the first docstring's end gets
 _CHILD = """
 import json, sys, time
 from pathlib import Path
-from oya.build import run_build
+from pipelines.build import run_build
 t = time.perf_counter()
 s = run_build(Path(sys.argv[1]), Path(sys.argv[2]), embedder=sys.argv[3], cache_dir=Path(sys.argv[4]))
 print(json.dumps({"run_build": time.perf_counter() - t,

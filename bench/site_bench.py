@@ -123,8 +123,8 @@ def fetch_django(spec: str) -> Path:
 
 
 def build(repo: Path, name: str, embedder: str, rebuild: bool) -> tuple[Path, Path, dict[str, Any]]:
-    from oya.build import run_build
     from oya.site.build import build_site
+    from pipelines.build import run_build
 
     index_dir = WORK / f"{name}-{embedder}-index"
     site_dir = WORK / f"{name}-{embedder}-site"

@@ -74,7 +74,7 @@ def build(
     repo: Path, out_dir: Path | None, embedder: str, cache_dir: Path | None, site: bool, quiet: bool
 ) -> None:
     """Index REPO (default: the current directory) through the Dagster asset job."""
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     if not repo.exists():
         raise RepositoryError(f"repository not found: {repo}")

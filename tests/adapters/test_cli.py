@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from oya.build import run_build
 from oya.cli import main
+from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 

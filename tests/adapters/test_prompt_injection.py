@@ -20,13 +20,13 @@ import pytest
 from click.testing import CliRunner
 from fake_models import CITE_ORDER, LINK_ORDER, SECRET_ORDER, ObedientLlama
 
-from oya.build import run_build
 from oya.cli import main
 from oya.core.answer import validate_citations
 from oya.core.engine import RetrievalOptions
 from oya.core.results import RetrievalResult
 from oya.llm import LINK_REMOVED, LlamaAnswerer, build_messages, llama_available, render_context, smollm2_path
 from oya.searcher import Searcher
+from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 EVIL_URL = "https://evil.example/login"

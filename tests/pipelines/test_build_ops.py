@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from oya.build import run_build
 from oya.leftovers import remove_build_leftovers
 from oya.progress import ProgressLog, format_duration
 from oya.store import Index
+from pipelines.build import run_build
 
 ROOT = Path(__file__).resolve().parents[2]
 

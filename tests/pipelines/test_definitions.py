@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from oya.build import run_build
 from oya.store import Index
+from pipelines.build import run_build
 from pipelines.definitions import defs
 
 EXPECTED_LINEAGE = {

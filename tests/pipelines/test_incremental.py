@@ -8,9 +8,9 @@ import duckdb
 import pytest
 
 from oya import reuse
-from oya.build import run_build
 from oya.parsing import parser_for
 from oya.reader import scan_repository
+from pipelines.build import run_build
 
 # meta rows that differ between any two builds (when, and which folder the repository was in)
 _VOLATILE_META = ("built_at",)

@@ -16,8 +16,8 @@ import duckdb
 import pytest
 from secret_corpus import POSITIVES, TOKENS, WORD_CANARY
 
-from oya.build import run_build
 from oya.site.build import render_wiki_pages, write_wiki_site
+from pipelines.build import run_build
 
 CANARIES = ("oyacanary", "oya-canary", WORD_CANARY.lower(), "y2fuyxj5onmzy3izda")  # the last: base64
 

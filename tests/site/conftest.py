@@ -61,8 +61,8 @@ class AskSite:
 def ask_site(tmp_path_factory: pytest.TempPathFactory) -> AskSite:
     """The sample repo indexed with the real MiniLM embedder and built into a full site (runtime,
     query model, core wheel, bundle); shared by test_ask_panel.py and test_browser_safety.py."""
-    from oya.build import run_build
     from oya.site.build import build_site
+    from pipelines.build import run_build
 
     work = tmp_path_factory.mktemp("ask_site")
     index_dir = work / "index"
