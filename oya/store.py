@@ -405,6 +405,11 @@ class Index:
             ).fetchall()
         ]
 
+    def file_texts(self) -> dict[str, str]:
+        """Path -> text of every file that has one (one query: a query per file cost ~1 s on networkx)."""
+        rows = self.con.execute("SELECT path, text FROM files").fetchall()
+        return {str(p): str(t) for p, t in rows if t is not None}
+
     def skipped(self) -> list[SkippedFile]:
         return [
             SkippedFile(str(p), str(r), str(d or ""))

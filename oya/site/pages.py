@@ -137,9 +137,8 @@ class SiteData:
         return self.children[d]
 
     def text(self, path: str) -> str:
-        if self._texts is None:  # one query for all files: a query per file cost ~1 s on networkx
-            rows = self.index.con.execute("SELECT path, text FROM files").fetchall()
-            self._texts = {str(p): str(t) for p, t in rows if t is not None}
+        if self._texts is None:
+            self._texts = self.index.file_texts()
         return self._texts.get(path, "")
 
     def renders_as_document(self, f: FileEntry) -> bool:
