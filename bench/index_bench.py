@@ -207,7 +207,7 @@ def changed_embed_texts(original_index: Path, edited_tree: Path) -> tuple[dict[s
 def evict(cache_path: Path, model_id: str, texts: Sequence[str]) -> int:
     """Delete the cache entries of ``texts``: chunk texts that exist only because of the bench's
     edit (the caller checks they are absent from the original index), so no real entry goes."""
-    from oya.embed import EmbeddingCache
+    from oya.store_embeddings import EmbeddingCache
 
     if not cache_path.exists() or not texts:
         return 0

@@ -29,8 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -39,6 +38,7 @@ from oya.core.tokenize import tokenize
 from oya.core.vectors import encode_f32
 from oya.errors import ModelError
 from oya.model_export import QUANTIZED
+from oya.store_embeddings import EmbeddingCache
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the weights, and fp32 indexes made before int8
 MINILM_INT8_ID = MINILM_ID + " onnx-int8"
@@ -167,39 +167,6 @@ def make_embedder(name: str, cache_dir: Path | None = None) -> Embedder:
         return EMBEDDERS[name](cache_dir)
     except KeyError:
         raise ModelError(f"embedder must be one of {', '.join(EMBEDDERS)}; got {name!r}") from None
-
-
-class EmbeddingCache:
-    """Vectors by ``sha256(model_id + text)`` in one SQLite file shared by every index."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.con = sqlite3.connect(str(path), timeout=60)
-        self.con.execute("PRAGMA journal_mode=WAL")
-        self.con.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-
-    @staticmethod
-    def key(model_id: str, text: str) -> str:
-        return hashlib.sha256(model_id.encode() + b"\0" + text.encode()).hexdigest()
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        keys = list(keys)
-        out: dict[str, bytes] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" for _ in part)
-            out.update(
-                self.con.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})", part).fetchall()
-            )
-        return out
-
-    def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
-        with self.con:
-            self.con.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", list(items))
-
-    def close(self) -> None:
-        self.con.close()
 
 
 def embed_chunks(

@@ -14,13 +14,14 @@ from pathlib import Path
 
 from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
-from oya.embed import Embedder, EmbeddingCache, embed_chunks
+from oya.embed import Embedder, embed_chunks
 from oya.graph_build import build_graph, graph_stats
 from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
 from oya.reader import scan_repository
 from oya.reuse import decode_parse, encode_parse, reuse_key
 from oya.store import write_index
+from oya.store_embeddings import EmbeddingCache
 from oya.store_previous import previous_chunks, previous_parses, previous_tokens
 
 Progress = Callable[[int, int], None]
