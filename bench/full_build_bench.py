@@ -52,7 +52,7 @@ def _child(argv: list[str]) -> None:
     repo, out, cache, summary_path = argv
     from pipelines.build import run_build
 
-    summary = run_build(Path(repo), Path(out), cache_dir=Path(cache), with_site=True)
+    summary = run_build(Path(repo), Path(out), cache_dir=Path(cache), with_site=True).to_dict()
     Path(summary_path).write_text(json.dumps(summary, default=str))
 
 

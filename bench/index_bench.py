@@ -68,7 +68,7 @@ def _child_build(argv: Sequence[str]) -> None:
     t0 = time.perf_counter()
     summary = run_build(
         Path(repo), Path(out), embedder=embedder, cache_dir=Path(cache_dir) if cache_dir else None
-    )
+    ).to_dict()
     summary["child_run_build_seconds"] = time.perf_counter() - t0
     Path(summary_path).write_text(json.dumps(summary, default=str))
 

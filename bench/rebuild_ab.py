@@ -38,7 +38,7 @@ import json, sys, time
 from pathlib import Path
 from pipelines.build import run_build
 t = time.perf_counter()
-s = run_build(Path(sys.argv[1]), Path(sys.argv[2]), embedder=sys.argv[3], cache_dir=Path(sys.argv[4]))
+s = run_build(Path(sys.argv[1]), Path(sys.argv[2]), embedder=sys.argv[3], cache_dir=Path(sys.argv[4])).to_dict()
 print(json.dumps({"run_build": time.perf_counter() - t,
                   "assets": {r["asset"]: r["seconds"] for r in s["assets"]}}))
 """

@@ -83,7 +83,7 @@ def _build(repo: Path, out: Path) -> dict[str, Any]:
     from pipelines.build import run_build
 
     t0 = time.perf_counter()
-    summary = run_build(repo, out, embedder="hashing", cache_dir=WORK / "embcache", with_site=True)
+    summary = run_build(repo, out, embedder="hashing", cache_dir=WORK / "embcache", with_site=True).to_dict()
     seconds = {row["asset"]: row["seconds"] for row in summary["assets"]}
     seconds["site step"] = round(seconds["wiki_pages"] + seconds["wiki_site"], 2)
     seconds["run_build"] = round(time.perf_counter() - t0, 2)

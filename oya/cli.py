@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from oya.build_stats import BuildSummary
 from oya.errors import OyaError, QueryError, RepositoryError
 from oya.terminal import safe_text, styled
 
@@ -91,36 +92,36 @@ def build(
     print_build_summary(summary)
 
 
-def print_build_summary(summary: dict[str, Any]) -> None:
-    t = Table(title=f"oya build — {escape(summary['repo'])}", show_header=True, header_style="bold")
+def print_build_summary(summary: BuildSummary) -> None:
+    t = Table(title=f"oya build — {escape(summary.repo)}", show_header=True, header_style="bold")
     t.add_column("asset")
     t.add_column("result", justify="left")
     t.add_column("seconds", justify="right")
-    for row in summary["assets"]:
-        t.add_row(row["asset"], escape(row["result"]), f"{row['seconds']:.2f}")
-    t.add_row("[bold]total[/bold]", "", f"[bold]{summary['seconds']:.2f}[/bold]")
+    for asset, result, seconds in summary.rows():
+        t.add_row(asset, escape(result), f"{seconds:.2f}")
+    t.add_row("[bold]total[/bold]", "", f"[bold]{summary.seconds:.2f}[/bold]")
     out_console.print(t)
-    skipped = summary["skipped"]
+    skipped = summary.skipped
     if skipped:
         s = Table(title=f"skipped files ({len(skipped)})", header_style="bold")
         s.add_column("path")
         s.add_column("reason")
         s.add_column("detail")
         for item in skipped[:200]:
-            s.add_row(escape(item["path"]), item["reason"], escape(item["detail"]))
+            s.add_row(escape(item.path), item.reason, escape(item.detail))
         if len(skipped) > 200:
             s.add_row(f"... and {len(skipped) - 200} more", "", "")
         out_console.print(s)
-    redactions = summary.get("metadata", {}).get("source_files", {}).get("redactions") or {}
+    redactions = summary.stats.source_files.redactions
     if redactions:
         rules = ", ".join(f"{rule} {n}" for rule, n in redactions.items())
         out_console.print(f"secrets redacted: {sum(redactions.values())} ({rules})")
-    for check in summary.get("checks", []):
-        mark = "[green]passed[/green]" if check["passed"] else "[red]FAILED[/red]"
-        out_console.print(f"check {check['name']}: {mark}")
-    out_console.print(f"index: {escape(summary['index'])}")
-    if summary.get("site"):
-        out_console.print(f"site: {escape(summary['site'])}")
+    for check in summary.checks:
+        mark = "[green]passed[/green]" if check.passed else "[red]FAILED[/red]"
+        out_console.print(f"check {check.name}: {mark}")
+    out_console.print(f"index: {escape(summary.index)}")
+    if summary.site:
+        out_console.print(f"site: {escape(summary.site)}")
 
 
 # -- search / ask --------------------------------------------------------------------------

@@ -140,7 +140,7 @@ def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
 
     summary = run_build(repo, out, embedder="hashing", cache_dir=cache)
 
-    assert summary["metadata"]["source_files"]["leftovers_removed"] == len(left)
+    assert summary.stats.source_files.leftovers_removed == len(left)
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
     with Index(out) as idx:
         assert idx.stats().files == 120

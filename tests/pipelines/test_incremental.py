@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from oya import reuse
+from oya.build_stats import BuildSummary
 from oya.parsing import parser_for
 from oya.reader import scan_repository
 from pipelines.build import run_build
@@ -16,7 +17,7 @@ from pipelines.build import run_build
 _VOLATILE_META = ("built_at",)
 
 
-def _build(repo: Path, out: Path, cache: Path) -> dict:
+def _build(repo: Path, out: Path, cache: Path) -> BuildSummary:
     return run_build(repo, out, embedder="hashing", cache_dir=cache)
 
 
@@ -51,7 +52,7 @@ def _edit(repo: Path) -> None:
 def test_rebuild_after_changes_equals_a_full_build(sample_repo: Path, tmp_path: Path) -> None:
     out, cache = tmp_path / "idx", tmp_path / "cache"
     first = _build(sample_repo, out, cache)
-    assert first["metadata"]["code_graph"]["parses_reused"] == 0
+    assert first.stats.code_graph.parses_reused == 0
 
     _edit(sample_repo)
     again = _build(sample_repo, out, cache)
@@ -59,8 +60,8 @@ def test_rebuild_after_changes_equals_a_full_build(sample_repo: Path, tmp_path: 
 
     python_files = sum(1 for f in scan_repository(sample_repo).files if parser_for(f.language))
     # every Python file but the edited and the new one came from the previous index
-    assert again["metadata"]["code_graph"]["parses_reused"] == python_files - 2
-    assert fresh["metadata"]["code_graph"]["parses_reused"] == 0
+    assert again.stats.code_graph.parses_reused == python_files - 2
+    assert fresh.stats.code_graph.parses_reused == 0
     reused, full = _tables(out / "index.duckdb"), _tables(tmp_path / "fresh" / "index.duckdb")
     assert reused.keys() == full.keys() and "fts_main_chunks.dict" in reused
     for table in full:
@@ -72,10 +73,10 @@ def test_an_index_from_other_code_is_not_reused(
 ) -> None:
     out, cache = tmp_path / "idx", tmp_path / "cache"
     _build(sample_repo, out, cache)
-    assert _build(sample_repo, out, cache)["metadata"]["code_graph"]["parses_reused"] > 0
+    assert _build(sample_repo, out, cache).stats.code_graph.parses_reused > 0
     # as if the parser or chunker had changed since the index was written
     monkeypatch.setattr(reuse, "reuse_key", lambda: "another version of oya")
-    assert _build(sample_repo, out, cache)["metadata"]["code_graph"]["parses_reused"] == 0
+    assert _build(sample_repo, out, cache).stats.code_graph.parses_reused == 0
 
 
 def test_unreadable_previous_parses_are_parsed_again(sample_repo: Path, tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def test_unreadable_previous_parses_are_parsed_again(sample_repo: Path, tmp_path
     con.execute("UPDATE parsed_files SET parsed = 'not a parse'::BLOB")
     con.close()
     again = _build(sample_repo, out, cache)
-    assert again["metadata"]["code_graph"]["parses_reused"] == 0
+    assert again.stats.code_graph.parses_reused == 0
     _build(sample_repo, tmp_path / "fresh", cache)
     assert _tables(out / "index.duckdb") == _tables(tmp_path / "fresh" / "index.duckdb")
 

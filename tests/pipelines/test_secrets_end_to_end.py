@@ -83,12 +83,12 @@ def _leaks(path: Path) -> list[str]:
 
 def test_the_seeded_files_are_indexed_with_their_secrets_redacted(built: tuple[Path, dict, Path]) -> None:
     _, summary, _ = built
-    assert not [s for s in summary["skipped"] if s["reason"] == "secret"]
-    redactions = summary["metadata"]["source_files"]["redactions"]
+    assert not [s for s in summary.skipped if s.reason == "secret"]
+    redactions = summary.stats.source_files.redactions
     assert sum(redactions.values()) >= len(POSITIVES) + len(TOKENS)
     expected_rules = {rule for *_, rule in POSITIVES} | {rule for rule, _ in TOKENS}
     assert expected_rules <= set(redactions)
-    assert all(c["passed"] for c in summary["checks"])  # chunks_hold_no_secrets among them
+    assert all(c.passed for c in summary.checks)  # chunks_hold_no_secrets among them
 
 
 def test_no_canary_in_any_index_file(built: tuple[Path, dict, Path]) -> None:
