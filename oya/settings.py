@@ -1,9 +1,10 @@
 """Where Oya keeps what it makes once per machine and reuses across indexes.
 
-One frozen record, resolved once from ``--cache-dir`` (the CLI), the ``cache_dir`` field of the
-Dagster resource, or ``$OYA_CACHE_DIR``, else ``~/.cache/oya``, and passed down to every use:
-the embedding cache, the exported query model, the browser runtime's npm packages and the LLM
-models. Nothing below the entry points resolves the folder again.
+One frozen record, resolved from ``--cache-dir`` (``oya build``), the ``cache_dir`` field of the
+Dagster resource, or ``$OYA_CACHE_DIR``, else ``~/.cache/oya``. A build resolves it once and passes
+it down to every use: the embedding cache, the exported query model (the embedder and the site)
+and the browser runtime's npm packages. Commands without ``--cache-dir`` (``oya search``/``ask``:
+the query model, the LLM models) use the default; ``default_cache_dir`` is its only definition.
 """
 
 from __future__ import annotations
