@@ -406,7 +406,7 @@ def test_wrong_schema_version_is_one_line(tmp_path: Path) -> None:
 
 
 def test_empty_index_has_no_fts_and_channels_are_unavailable(tmp_path: Path) -> None:
-    from oya.core.engine import ChannelUnavailable
+    from oya.core.channels import ChannelUnavailable
 
     write_index(tmp_path, files=[], skipped=[], chunks=[], embeddings={}, nodes=[], edges=[], meta={}, dim=4)
     with Index(tmp_path) as idx:
