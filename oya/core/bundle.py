@@ -66,7 +66,7 @@ from oya.core.channels import (
     make_channels,
 )
 from oya.core.graph import CodeGraph
-from oya.core.options import RetrievalOptions
+from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.pipeline import retrieve
 from oya.core.records import Chunk
 from oya.core.results import RetrievalResult
@@ -208,6 +208,10 @@ class Bundle:
         out = result.to_dict()
         out["answer"] = answer.to_dict()
         return out
+
+    def fetch_depth(self, **options: Any) -> int:
+        """How deep a semantic ranking handed to ``ask`` (``ranked``) must go for these options."""
+        return fetch_depth(RetrievalOptions(**_normalise_options(options)))
 
     def vector_layout(self) -> dict[str, Any]:
         """What a JavaScript kernel needs to score ``vectors.bin`` itself (ids in row order)."""

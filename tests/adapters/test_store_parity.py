@@ -22,6 +22,7 @@ from oya.chunking import chunk_file
 from oya.core.bm25 import BM25Index
 from oya.core.query import plan_query
 from oya.core.records import Chunk, Edge, Node
+from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
 from oya.core.vectors import VectorIndex, encode_f32, normalize
 from oya.errors import IndexCorruptError, IndexMissingError
@@ -123,7 +124,7 @@ class Corpus:
             self.sample_chunks.extend(chunk_file(f, p))
         self.nodes, self.edges = build_graph(parsed)
         self.chunks = self.sample_chunks + synthetic_chunks()
-        self.embeddings = {c.id: encode_f32(embed(c.title + "\n" + c.text)) for c in self.chunks}
+        self.embeddings = {c.id: encode_f32(embed(indexed_text(c))) for c in self.chunks}
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from oya.core.options import RetrievalOptions
 from oya.core.pipeline import retrieve
 from oya.core.records import Chunk, Edge, Node
 from oya.core.results import RetrievalResult
+from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
 from oya.core.vectors import VectorIndex, normalize
 
@@ -285,8 +286,8 @@ def build_inventory() -> Inventory:
     edges = [Edge(*row) for row in e]
     graph = CodeGraph(nodes, edges)
     corpus = MemoryCorpus(chunks)
-    bm25 = BM25Channel(BM25Index.build((c.id, tokenize(c.title + "\n" + c.text)) for c in chunks))
-    vectors = VectorChannel(VectorIndex.from_rows((c.id, embed(c.title + "\n" + c.text)) for c in chunks))
+    bm25 = BM25Channel(BM25Index.build((c.id, tokenize(indexed_text(c))) for c in chunks))
+    vectors = VectorChannel(VectorIndex.from_rows((c.id, embed(indexed_text(c))) for c in chunks))
     return Inventory(
         chunks,
         nodes,

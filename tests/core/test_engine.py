@@ -98,6 +98,16 @@ def test_unavailable_and_missing_channels_are_reported(inventory: Inventory) -> 
     )
     rep = {c.name: c for c in no_vector.quality.channels}
     assert rep["semantic"].status == "unavailable"
+    data = no_vector.to_dict()
+    assert data["degraded"] is True
+    assert data["degraded_reason"] == "semantic unavailable: no embedding for the question"
+    assert data["search_quality"]["fetch_depth"] == 100
+    assert data["search_quality"]["hops"] == max(no_vector.subgraph.distance.values(), default=0)
+    full = run(inventory, "how does reserving stock work").to_dict()
+    assert full["degraded"] is False and full["degraded_reason"] == ""
+    assert full["search_quality"]["hops"] >= 1  # the expansion reached past the seeds
+    filtered = run(inventory, "format money", include=("inventory",), k=50).to_dict()
+    assert filtered["search_quality"]["fetch_depth"] == 150 * 5  # deeper: the filter drops some
     assert rep["semantic"].detail == "no embedding for the question"
     empty_index = UnavailableChannel("semantic", "no vectors were built")
     with pytest.raises(ChannelUnavailable, match="no vectors were built"):
