@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from core_corpus import Inventory, build_inventory, embed
 
+from oya.core import stages
 from oya.core.channels import UnavailableChannel
 from oya.core.filters import path_filter
 from oya.core.fusion import Fused
@@ -16,18 +17,7 @@ from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, run
 from oya.core.query import plan_query
 from oya.core.results import Hit
-from oya.core.stages import (
-    Candidates,
-    Query,
-    cap,
-    dedup,
-    expand,
-    fuse_rankings,
-    gather,
-    pack,
-    rank_candidate_files,
-    reweigh,
-)
+from oya.core.stages import Candidates, Query
 
 WEIGHTS = {"lexical": 1.0, "semantic": 1.0, "graph": 0.8}
 
@@ -60,7 +50,9 @@ def hit(inv: Inventory, title: str, score: float, path: str | None = None) -> Hi
 
 def test_gather_runs_the_named_channels_and_reports_the_others(inventory: Inventory) -> None:
     channels = [inventory.bm25, UnavailableChannel("semantic", "no model"), inventory.graph_channel]
-    c = gather(query(inventory, "format money", channels=channels), start(), names=("lexical", "semantic"))
+    c = stages.gather(
+        query(inventory, "format money", channels=channels), start(), names=("lexical", "semantic")
+    )
     assert set(c.rankings) == {"lexical"} and c.rankings["lexical"]
     assert c.scores["lexical"][c.rankings["lexical"][0]] > 0
     status = {n: (r.status, r.detail) for n, r in c.reports.items()}
@@ -73,14 +65,14 @@ def test_gather_runs_the_named_channels_and_reports_the_others(inventory: Invent
 
 
 def test_gather_applies_the_path_filter(inventory: Inventory) -> None:
-    c = gather(query(inventory, "quantity stock", include=("docs",)), start(), names=("lexical",))
+    c = stages.gather(query(inventory, "quantity stock", include=("docs",)), start(), names=("lexical",))
     paths = inventory.corpus.chunk_paths()
     assert c.rankings["lexical"] and all(paths[i].startswith("docs/") for i in c.rankings["lexical"])
 
 
 def test_fuse_rankings_is_weighted_rrf() -> None:
     c = replace(start(), rankings={"lexical": ["a", "b"], "semantic": ["b"]})
-    out = fuse_rankings(None, c, rrf_k=10)  # type: ignore[arg-type]
+    out = stages.fuse_rankings(None, c, rrf_k=10)  # type: ignore[arg-type]
     assert [f.id for f in out.fused] == ["b", "a"]
     assert out.fused[0].score == pytest.approx(1 / 12 + 1 / 11)
 
@@ -90,9 +82,11 @@ def test_reweigh_weighs_test_code_down_unless_asked(inventory: Inventory) -> Non
     code_chunk = inventory.by_title("parse_quantity")
     fused = (Fused(test_chunk.id, 1.0, ("lexical",), (1,)), Fused(code_chunk.id, 0.9, ("lexical",), (2,)))
     c = replace(start(), fused=fused)
-    out = reweigh(query(inventory, "parse a quantity"), c, test_weight=0.7, semantic_lead=0.0)
+    out = stages.reweigh(query(inventory, "parse a quantity"), c, test_weight=0.7, semantic_lead=0.0)
     assert [f.id for f in out.fused] == [code_chunk.id, test_chunk.id]
-    asked = reweigh(query(inventory, "which tests parse a quantity"), c, test_weight=0.7, semantic_lead=0.0)
+    asked = stages.reweigh(
+        query(inventory, "which tests parse a quantity"), c, test_weight=0.7, semantic_lead=0.0
+    )
     assert asked.fused == fused
 
 
@@ -103,10 +97,11 @@ def test_dedup_keeps_one_chunk_per_content(inventory: Inventory) -> None:
         Fused(a.id, 2.0, ("graph",), (1,)),
         Fused(b.id, 1.0, (), ()),
     )
-    out = dedup(query(inventory, "x"), replace(start(), fused=fused), pool_size=10)
+    out = stages.dedup(query(inventory, "x"), replace(start(), fused=fused), pool_size=10)
     assert [h.chunk.id for h in out.pool] == [a.id, b.id]
     assert [
-        h.chunk.id for h in dedup(query(inventory, "x"), replace(start(), fused=fused), pool_size=1).pool
+        h.chunk.id
+        for h in stages.dedup(query(inventory, "x"), replace(start(), fused=fused), pool_size=1).pool
     ] == [a.id]
 
 
@@ -118,15 +113,15 @@ def test_rank_candidate_files_ranks_the_pool(inventory: Inventory) -> None:
     )
     assert pool[0].chunk.path != pool[1].chunk.path == pool[2].chunk.path
     q, c = query(inventory, "x"), replace(start(), pool=pool)
-    best = rank_candidate_files(q, c, mode="max", min_confidence=0.5, top_n=3)
+    best = stages.rank_candidate_files(q, c, mode="max", min_confidence=0.5, top_n=3)
     assert [(f.path, f.score) for f in best.files] == [(pool[1].chunk.path, 1.0), (pool[0].chunk.path, 0.4)]
-    decay = rank_candidate_files(q, c, mode="decay", min_confidence=0.5, top_n=3)
+    decay = stages.rank_candidate_files(q, c, mode="decay", min_confidence=0.5, top_n=3)
     assert decay.files[0].score == pytest.approx(1.0 + 0.5 / 2)
 
 
 def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:
     pool = tuple(Hit(c, 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
-    out = cap(query(inventory, "x"), replace(start(), pool=pool), k=5, max_per_file=1)
+    out = stages.cap(query(inventory, "x"), replace(start(), pool=pool), k=5, max_per_file=1)
     assert len(out.hits) == 5 and len({h.chunk.path for h in out.hits}) == 5
     assert [h.chunk.id for h in out.hits] == [h.chunk.id for h in pool if h in out.hits]
 
@@ -135,18 +130,18 @@ def test_expand_follows_the_graph_from_the_top_hits(inventory: Inventory) -> Non
     hits = (hit(inventory, "InventoryService.reserve", 1.0),)
     c = replace(start(), hits=hits)
     q = query(inventory, "reserve")
-    out = expand(q, c, seed_count=1, hops=2, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
+    out = stages.expand(q, c, seed_count=1, hops=2, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
     assert out.subgraph.seeds == (hits[0].chunk.node_id,)
     assert out.expanded and all(out.subgraph.distance[n] > 0 for n in out.expanded)
     assert out.connected and all(h.channels == ("graph-expansion",) for h in out.connected)
     assert hits[0].chunk.id not in {h.chunk.id for h in out.connected}
-    none = expand(q, c, seed_count=1, hops=0, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
+    none = stages.expand(q, c, seed_count=1, hops=0, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
     assert none.expanded == () and none.connected == () and none.subgraph.seeds == out.subgraph.seeds
 
 
 def test_pack_fits_the_context_in_its_budget(inventory: Inventory) -> None:
     hits = tuple(Hit(c, 1.0, ("lexical",)) for c in inventory.chunks[:6])
-    out = pack(query(inventory, "x"), replace(start(), hits=hits), budget=300, diagram_budget=100)
+    out = stages.pack(query(inventory, "x"), replace(start(), hits=hits), budget=300, diagram_budget=100)
     assert out.context.tokens <= 300 and out.context.snippets
     assert [s.citation.chunk_id for s in out.context.snippets] == [h.chunk.id for h in hits][
         : len(out.context.snippets)
@@ -161,6 +156,6 @@ def test_the_default_pipeline_is_these_stages_in_order(inventory: Inventory) -> 
     c = run(pipeline, query(inventory, "how does reserving stock work"))
     assert c.hits and c.files and c.context.snippets and set(c.timings) >= {n for n, _ in pipeline.stages}
     with pytest.raises(ValueError, match="no stage"):
-        pipeline.replaced("rerank", pack)  # type: ignore[arg-type]
+        pipeline.replaced("rerank", stages.pack)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no stage"):
-        pipeline.inserted("rerank", "x", pack)  # type: ignore[arg-type]
+        pipeline.inserted("rerank", "x", stages.pack)  # type: ignore[arg-type]
