@@ -40,6 +40,8 @@ from oya.site.reuse import link_or_copy
 from oya.store import Index
 
 STATIC_DIR = TEMPLATE_DIR / "static"
+# what a site never ships: dot files, caches, and the Ask panel's test hooks (oya.site.browser.route_test_hooks)
+STATIC_LEFT_OUT = (".*", "__pycache__", "test_hooks.js")
 BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.site.model_export)
 MANIFEST_VERSION = 1
 
@@ -101,7 +103,7 @@ def _write_into(
 ) -> dict[str, Any]:
     sizes = {"pages": 0, "static": 0, "runtime": 0, "model": 0, "bundle": 0}
     sizes["pages"] = _write_pages(tmp, pages)
-    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(*STATIC_LEFT_OUT))
     sizes["static"] = _tree_bytes(tmp / "static")
     manifest: dict[str, Any] = {
         "version": MANIFEST_VERSION,
