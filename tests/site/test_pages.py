@@ -329,12 +329,22 @@ def test_sample_site_layout_and_links(sample_site: Path) -> None:
         assert (sample_site / rel).is_file(), rel
     for rel in ("inventory/service.py", "README.md", "docs/guide.rst"):
         assert (sample_site / unquote(page_url(rel))).is_file(), rel
-    for rel in ("site.css", "site.js", "ask.js", "ask/engine.js", "ask/vectors.js", "pyodide_boot.js", "embed.js"):
+    for rel in (
+        "site.css",
+        "site.js",
+        "ask.js",
+        "ask/engine.js",
+        "ask/vectors.js",
+        "pyodide_boot.js",
+        "embed.js",
+    ):
         assert (sample_site / "static" / rel).is_file(), rel
     # the Ask panel's test hooks stay in the template: no page can load them
     assert not (sample_site / "static" / "ask" / "test_hooks.js").exists()
     scripts = [p.read_text(encoding="utf-8") for p in (sample_site / "static").rglob("*.js")]
-    assert scripts and not [s for s in scripts if re.search(r"""(from|import\()\s*["'][^"']*test_hooks|oyaAsk\s*=""", s)]
+    assert scripts and not [
+        s for s in scripts if re.search(r"""(from|import\()\s*["'][^"']*test_hooks|oyaAsk\s*=""", s)
+    ]
     counts = check_site(sample_site)
     assert counts["anchors"] > 50 and counts["mermaid"] >= 5
 
