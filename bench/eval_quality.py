@@ -113,9 +113,23 @@ def ablations() -> dict[str, dict[str, Any]]:
     return out
 
 
+def ranking_of(r: Any) -> dict[str, list[str]]:
+    """What a run ranked for one question (``--dump``): hits, files, the context's snippets."""
+    return {
+        "hits": [h.chunk.id for h in r.hits],
+        "files": [f.path for f in r.files],
+        "context": [s.citation.chunk_id for s in r.context.snippets],
+    }
+
+
 def run_config(
-    project: Project, vectors: dict[str, list[float]], channels: list[Any], opts: RetrievalOptions
+    project: Project,
+    vectors: dict[str, list[float]],
+    channels: list[Any],
+    opts: RetrievalOptions,
+    dump: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Every query of ``project`` under ``opts``; with ``dump``, each query's ranking is kept there."""
     graph, index = project.index.graph, project.index
     res: dict[str, Any] = {}
     intents: dict[str, int] = {}
@@ -132,6 +146,8 @@ def run_config(
                 options=opts,
             )
             intents[r.quality.intent] = intents.get(r.quality.intent, 0) + 1
+            if dump is not None:
+                dump.setdefault(task, []).append({"query": q.query, **ranking_of(r)})
             if task == "code":
                 want_nodes = {q.node_id}  # type: ignore[union-attr]
                 want_files = {q.path}  # type: ignore[union-attr]
@@ -157,6 +173,8 @@ def run_config(
             cq.query, channels=channels, graph=graph, corpus=index, vector=vectors.get(cq.query), options=opts
         )
         shown = {s.citation.node_id for s in r.context.snippets}
+        if dump is not None:
+            dump.setdefault("connected", []).append({"query": cq.query, **ranking_of(r)})
         cov.append(len(cq.connected & shown) / len(cq.connected))
         found.append(1.0 if cq.node_id in shown else 0.0)
     res["connected"] = {
@@ -276,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-ablation", action="store_true", help="defaults and baselines only")
     ap.add_argument("--out", default=str(RESULTS / "eval_quality.json"))
+    ap.add_argument(
+        "--dump",
+        help="also write every query's ranked hits, files and context ids per project and config "
+        "(JSON) to this file: two dumps compare rankings query by query, not only their averages",
+    )
     args = ap.parse_args(argv)
 
     embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
@@ -284,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     tuned = [s for s in args.projects.split(",") if s]
     held = [s for s in args.holdout.split(",") if s]
     results: dict[str, dict[str, Any]] = {}
+    dumps: dict[str, dict[str, Any]] = {}
     latency: dict[str, dict[str, float]] = {}
     stats: dict[str, dict[str, Any]] = {}
     for spec in tuned + held:
@@ -310,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
             if change.pop("_graph", None) == "exact":
                 exact = GraphChannel(project.index.graph, project.index, prefix_match=False)
                 use = channels[:2] + [MemoChannel(exact)]
-            results[spec][name] = run_config(project, vectors, use, replace(DEFAULTS, **change))
+            dump = dumps.setdefault(spec, {}).setdefault(name, {}) if args.dump else None
+            results[spec][name] = run_config(project, vectors, use, replace(DEFAULTS, **change), dump)
             print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
         latency[spec] = measure_latency(project, embedder, DEFAULTS, args.latency_queries)
         core_lat = measure_latency(project, embedder, DEFAULTS, args.latency_queries, core=True)
@@ -381,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     out.with_suffix(".md").write_text(text + "\n")
+    if args.dump:
+        Path(args.dump).write_text(json.dumps(dumps, indent=0, sort_keys=True))
     return 0
 
 

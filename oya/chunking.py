@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from oya.core.records import Chunk, Node, chunk_id, content_hash
+from oya.core.text import split_lines as core_split_lines
 from oya.core.tokenize import count_tokens
 from oya.models import ParsedFile, SourceFile
 
@@ -57,7 +58,7 @@ def split_lines(text: str) -> list[str]:
     """Lines of ``text``; only ``\\n`` ends a line and a final newline adds no empty line."""
     if not text:
         return []
-    lines = text.split("\n")
+    lines = core_split_lines(text)
     if lines[-1] == "":
         lines.pop()
     return lines

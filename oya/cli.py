@@ -320,15 +320,42 @@ def _confidence_line(result: Any) -> Any:
 def _print_citations(answer: Any) -> None:
     out_console.print()
     out_console.print(styled(("Citations:", "bold")))
-    for i, cit in enumerate(answer.citations, 1):
-        out_console.print(styled(f"  [{i}] {cit.path}:{cit.start_line}-{cit.end_line}  {cit.url}"))
+    for item in answer.items:
+        start, end = item.span
+        out_console.print(styled(f"  [{item.n}] {item.path}:{start}-{end}  {item.url}"))
+
+
+def _print_items(answer: Any) -> None:
+    """The extractive answer from its items: one line per match, then the connected code."""
+    if not answer.items:
+        out_console.print(styled(answer.text))
+        return
+    out_console.print(styled(("The most relevant code:", "bold")))
+    connected_header = False
+    for item in answer.items:
+        if item.kind == "connected" and not connected_header:
+            connected_header = True
+            out_console.print(styled(("Connected code (through the code graph):", "bold")))
+        start, end = item.span
+        parts: list[Any] = [f"[{item.n}] ", (item.title, "bold"), f" ({item.path}:{start}-{end})"]
+        if item.kind == "match":
+            if item.signature:
+                parts.append((f": {item.signature}", "cyan"))
+                if item.summary:
+                    parts.append(f" — {item.summary}")
+            elif item.summary:
+                parts.append(f": {item.summary}")
+            parts.append((f"  [{item.reason}]", "dim"))
+        else:
+            parts.append((f"  [{item.reason}]", "dim"))
+        out_console.print(styled(*parts))
 
 
 def print_answer(result: Any, answer: Any) -> None:
     """The extractive answer for a reader: every repository text made safe (oya.terminal)."""
     out_console.print(_confidence_line(result))
     out_console.print()
-    out_console.print(styled(answer.text))
+    _print_items(answer)
     out_console.print()
     for s in result.context.snippets[:6]:
         cit = s.citation

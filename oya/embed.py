@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Protocol
 
 from oya.core.records import Chunk
+from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 from oya.core.vectors import encode_f32
 from oya.errors import ModelError
@@ -54,7 +55,7 @@ class Embedder(Protocol):
 
 
 def embed_text(chunk: Chunk) -> str:
-    return f"{chunk.title}\n{chunk.text}"
+    return indexed_text(chunk)
 
 
 def default_cache_dir() -> Path:

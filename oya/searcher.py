@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from oya.core.engine import ChannelUnavailable, GraphChannel, RetrievalOptions, retrieve
@@ -68,16 +69,19 @@ class Searcher:
         self,
         question: str,
         *,
-        k: int = 10,
-        include: tuple[str, ...] = (),
-        exclude: tuple[str, ...] = (),
+        k: int | None = None,
+        include: tuple[str, ...] | None = None,
+        exclude: tuple[str, ...] | None = None,
         options: RetrievalOptions | None = None,
     ) -> RetrievalResult:
+        """Retrieve for ``question``: ``options`` (the defaults when None) with ``k``, ``include``
+        and ``exclude`` put over it when given."""
         if not question.strip():
             raise QueryError("the query is empty")
         vector, reason = self.embed_query(question)
         semantic = self.semantic if vector is not None else _Unavailable("semantic", reason)
-        opts = options or RetrievalOptions(k=k, include=include, exclude=exclude)
+        given = {"k": k, "include": include, "exclude": exclude}
+        opts = replace(options or RetrievalOptions(), **{n: v for n, v in given.items() if v is not None})
         return retrieve(
             question,
             channels=[self.lexical, semantic, self.graph_channel],

@@ -45,6 +45,7 @@ from oya.core.engine import ChannelUnavailable
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Edge, Node
+from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 from oya.errors import IndexCorruptError, IndexMissingError
 from oya.models import SkippedFile, SourceFile
@@ -71,7 +72,7 @@ CREATE TABLE parsed_files (path VARCHAR PRIMARY KEY, parsed BLOB);
 
 def chunk_tokens(chunk: Chunk) -> list[str]:
     """What the lexical channels index for a chunk: its title (symbol name) and its text."""
-    return tokenize(chunk.title + "\n" + chunk.text)
+    return tokenize(indexed_text(chunk))
 
 
 # Every token occurrence once (empty token strings give no term), then the FTS layout from it.

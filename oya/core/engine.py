@@ -49,6 +49,7 @@ from oya.core.results import (
     Snippet,
     page_url,
 )
+from oya.core.text import split_lines
 from oya.core.tokenize import count_tokens, truncate_to_tokens
 from oya.core.vectors import VectorIndex
 
@@ -300,6 +301,12 @@ def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str
     return allowed
 
 
+def fetch_depth(opts: RetrievalOptions) -> int:
+    """How deep each channel ranks before fusion (deeper when a path filter will drop some)."""
+    filtered = bool(opts.include or opts.exclude)
+    return max(opts.fetch_k, opts.k * 3) * (5 if filtered else 1)
+
+
 def retrieve(
     question: str,
     *,
@@ -324,7 +331,7 @@ def retrieve(
     weights = dict(opts.weights) if opts.weights is not None else plan.weights
     allowed = path_filter(opts.include, opts.exclude)
     paths = corpus.chunk_paths() if allowed else {}
-    fetch = max(opts.fetch_k, opts.k * 3) * (5 if allowed else 1)
+    fetch = fetch_depth(opts)
 
     rankings: dict[str, list[str]] = {}
     channel_scores: dict[str, dict[str, float]] = {}
@@ -440,6 +447,8 @@ def retrieve(
         found=len(fused),
         used=used,
         expanded=len(expanded_ids),
+        fetch_depth=fetch,
+        hops=opts.hops if opts.expand_graph and seeds else 0,
     )
     confidence = assess_confidence(plan, hits, channel_scores, quality)
     timings["total"] = (clock() - t0) * 1000
@@ -453,6 +462,11 @@ def retrieve(
         quality=quality,
         citations=citations,
         timings_ms=timings,
+        symbols={
+            c.node_id: graph.nodes[c.node_id]
+            for c in citations
+            if c.node_id is not None and c.node_id in graph.nodes
+        },
     )
 
 
@@ -544,7 +558,7 @@ def cut_snippet(text: str, budget: int) -> tuple[str, bool]:
     A first line longer than the whole budget (minified code) is itself cut after
     ``budget - 1`` tokens, so the snippet never exceeds its budget.
     """
-    lines = text.split("\n")
+    lines = split_lines(text)
     kept: list[str] = []
     used = 0
     for line in lines:
@@ -598,7 +612,7 @@ def build_context(
             break
         # 8 tokens of each snippet's room are its header line in Context.render
         text, truncated = cut_snippet(h.chunk.text, min(per_snippet, room - 8))
-        n_lines = text.count("\n") + 1
+        n_lines = len(split_lines(text))
         cit = citation_for(h.chunk, h.chunk.start_line + n_lines - 1)
         snippets.append(Snippet(cit, text, truncated))
         used += count_tokens(text) + 8

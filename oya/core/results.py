@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oya.core.graph import Subgraph
-from oya.core.records import Chunk
+from oya.core.records import Chunk, Node
 from oya.core.sitepaths import page_url as page_url  # re-exported: callers import it from here
 
 CHANNEL_STATUSES = ("ran", "failed", "unavailable", "off")
@@ -50,10 +50,18 @@ class SearchQuality:
     found: int  # distinct results the channels found
     used: int  # results kept in the answer
     expanded: int = 0  # nodes added by graph expansion
+    fetch_depth: int = 0  # how deep each channel ranked before fusion
+    hops: int = 0  # graph expansion hops used (0: no expansion)
 
     @property
     def degraded(self) -> tuple[ChannelReport, ...]:
         return tuple(c for c in self.channels if c.status in ("failed", "unavailable"))
+
+    def degraded_reason(self) -> str:
+        """Why the answer ran on fewer channels than asked for ("" when none was missing)."""
+        return "; ".join(
+            f"{c.name} {c.status}" + (f": {c.detail}" if c.detail else "") for c in self.degraded
+        )
 
     def summary(self) -> str:
         parts = []
@@ -130,6 +138,7 @@ class RetrievalResult:
     quality: SearchQuality
     citations: tuple[Citation, ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    symbols: dict[str, Node] = field(default_factory=dict)  # the graph nodes of the citations
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (for ``--json`` and for the browser)."""
@@ -147,6 +156,8 @@ class RetrievalResult:
                 "used": self.quality.used,
                 "expanded": self.quality.expanded,
                 "summary": self.quality.summary(),
+                "fetch_depth": self.quality.fetch_depth,
+                "hops": self.quality.hops,
                 "channels": [
                     {
                         "name": c.name,
@@ -159,6 +170,8 @@ class RetrievalResult:
                     for c in self.quality.channels
                 ],
             },
+            "degraded": bool(self.quality.degraded),
+            "degraded_reason": self.quality.degraded_reason(),
             "hits": [
                 {
                     "chunk_id": h.chunk.id,
