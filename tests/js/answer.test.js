@@ -44,6 +44,8 @@ test("itemView: location, tooltip, signature and description from the fields", (
   assert.equal(v.description, "import argparse");
   // a summary that only repeats the title says nothing
   assert.equal(itemView({ ...chunk, summary: chunk.title }).description, "");
+  assert.equal(itemView({ ...chunk, title: "User guide > Adding stock", summary: "Adding stock" }).description, "");
+  assert.equal(itemView({ ...chunk, title: "Adding stock", summary: "Stock is added by restock()." }).description, "Stock is added by restock().");
 });
 
 test("URLs are the core's, unchanged (quoted by oya/core/sitepaths.py)", () => {

@@ -19,6 +19,11 @@ test("codeSpans: backtick spans become code pieces, empty pieces vanish", () => 
     { code: true, text: "g" },
   ]);
   assert.deepEqual(codeSpans("`only`"), [{ code: true, text: "only" }]);
+  assert.deepEqual(codeSpans("Take ``count`` units"), [
+    { code: false, text: "Take " },
+    { code: true, text: "count" },
+    { code: false, text: " units" },
+  ]);
   assert.deepEqual(codeSpans("no code"), [{ code: false, text: "no code" }]);
   // an unmatched backtick opens a code piece to the end, as the old renderer did
   assert.deepEqual(codeSpans("a `b"), [

@@ -46,8 +46,9 @@ export function itemView(item) {
     location: `${item.path}:${start}`,
     tooltip: `${item.path}, ${lines(start, end)}`,
     signature: item.signature || "",
-    // a signature's summary is the docstring; without one, the summary is all there is to say
-    description: item.summary && item.summary !== item.title ? item.summary : "",
+    // the docstring's first sentence or the first code line; nothing when it only repeats the title
+    // (a document section's heading: "Guide > Adding stock")
+    description: item.summary && !item.title.endsWith(item.summary) ? item.summary : "",
     reason: item.reason || "",
   };
 }

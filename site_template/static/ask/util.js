@@ -7,10 +7,11 @@ export function formatMs(ms) {
   return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
 }
 
-// Text with `code spans` as pieces: [{code: false, text}, {code: true, text}, ...] (empty pieces dropped).
+// Text with `code spans` (or reST ``literals``: a run of backticks delimits) as pieces:
+// [{code: false, text}, {code: true, text}, ...] (empty pieces dropped).
 export function codeSpans(text) {
   return String(text)
-    .split("`")
+    .split(/`+/)
     .map((part, i) => ({ code: i % 2 === 1, text: part }))
     .filter((piece) => piece.text !== "");
 }
