@@ -349,6 +349,31 @@ def test_sample_site_layout_and_links(sample_site: Path) -> None:
     assert counts["anchors"] > 50 and counts["mermaid"] >= 5
 
 
+def _module_imports(static: Path, name: str) -> set[str]:
+    """``name`` (a module under static/) and every module it imports, transitively, as static/-relative paths."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        text = (static / rel).read_text(encoding="utf-8")
+        for spec in re.findall(r"""^import [^;]*?from "(\.{1,2}/[^"]+)";""", text, re.M | re.S):
+            todo.append(posixpath.normpath(posixpath.join(posixpath.dirname(rel), spec)))
+    return seen
+
+
+def test_site_js_preloads_exactly_the_ask_panels_modules() -> None:
+    static = SAMPLE_REPO.parents[1] / "site_template" / "static"
+    listed = re.search(r"var ASK_MODULES = \[([^\]]*)\]", (static / "site.js").read_text(encoding="utf-8"))
+    assert listed
+    preloaded = re.findall(r'"([^"]+)"', listed.group(1))
+    assert len(preloaded) == len(set(preloaded))
+    assert set(preloaded) == _module_imports(static, "ask.js")
+    assert "ask/test_hooks.js" not in preloaded
+
+
 def test_sample_pages_content(sample_site: Path) -> None:
     overview = (sample_site / "index.html").read_text(encoding="utf-8")
     assert "Inventory" in overview and "stock-keeping" in overview  # README excerpt
