@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { answerView, confidenceView, footerView, itemView, snippetsView, sourcesView, SOURCES_SHOWN, warnings } from "../../site_template/static/ask/answer.js";
+import { answerView, confidenceView, footerView, itemView, reasonText, snippetsView, sourcesView, SOURCES_SHOWN, warnings } from "../../site_template/static/ask/answer.js";
 import { formatMs } from "../../site_template/static/ask/util.js";
 import { sampleResult } from "./fixtures/result.js";
 
@@ -21,7 +21,7 @@ test("answerView: matches and connected code from the items, never from the text
   assert.equal(view.connectedHead, "Connected code (through the code graph):");
   assert.deepEqual(
     view.connected.map((i) => [i.n, i.title, i.reason]),
-    [[3, "OutOfStockError", "graph:raises"]],
+    [[3, "OutOfStockError", "connected through the code graph (raises)"]],
   );
 });
 
@@ -36,7 +36,7 @@ test("itemView: location, tooltip, signature and description from the fields", (
     tooltip: "inventory/service.py, lines 40–52",
     signature: "remove_stock(self, sku: str, quantity: int) -> Item",
     description: "Take `quantity` units of `sku` out of stock.",
-    reason: "bm25+vector",
+    reason: "found by keyword search and semantic search",
   });
   const v = itemView(chunk);
   assert.equal(v.signature, "");
@@ -129,4 +129,13 @@ test("footerView: a chip per channel, the intent and time, how deep the search w
   assert.equal(view.meta, "behaviour · 1.2 s");
   assert.equal(view.metaTooltip, "each channel ranked 100; graph expanded 1 hop (+3 nodes)");
   assert.deepEqual(footerView({}, formatMs), { chips: [], meta: "", metaTooltip: "" });
+});
+
+test("reasonText: the item's reason in words", () => {
+  assert.equal(reasonText("vector"), "found by semantic search");
+  assert.equal(reasonText("vector+bm25+name"), "found by semantic search and keyword search and code-graph search (a name)");
+  assert.equal(reasonText("graph:calls"), "connected through the code graph (calls)");
+  assert.equal(reasonText("graph"), "connected through the code graph");
+  assert.equal(reasonText("newchannel"), "found by newchannel");
+  assert.equal(reasonText(""), "");
 });

@@ -10,6 +10,18 @@ export const SOURCES_SHOWN = 6;
 const MATCHES_HEAD = "The most relevant code:";
 const CONNECTED_HEAD = "Connected code (through the code graph):";
 
+// Why an item is in the answer (AnswerItem.reason: "vector+bm25", "graph:calls", ...) in words.
+const REASON_WORDS = { bm25: "keyword search", vector: "semantic search", name: "code-graph search (a name)" };
+export function reasonText(reason) {
+  if (!reason) return "";
+  if (reason === "graph") return "connected through the code graph";
+  if (reason.startsWith("graph:")) return `connected through the code graph (${reason.slice(6)})`;
+  return `found by ${reason
+    .split("+")
+    .map((r) => REASON_WORDS[r] || r)
+    .join(" and ")}`;
+}
+
 function channelLabel(name) {
   return CHANNEL_LABELS[name] || name;
 }
@@ -49,7 +61,7 @@ export function itemView(item) {
     // the docstring's first sentence or the first code line; nothing when it only repeats the title
     // (a document section's heading: "Guide > Adding stock")
     description: item.summary && !item.title.endsWith(item.summary) ? item.summary : "",
-    reason: item.reason || "",
+    reason: reasonText(item.reason),
   };
 }
 

@@ -14,8 +14,8 @@ function citeLink(root, c, label, cls = "ask-cite") {
 function renderMatch(root, item) {
   return el(
     "li",
-    { "data-reason": item.reason || null },
-    el("a", { class: "ask-ref", href: root + item.url, "aria-label": `source ${item.n}` }, String(item.n)),
+    {},
+    el("a", { class: "ask-ref", href: root + item.url, "aria-label": `source ${item.n}`, title: item.reason || null }, String(item.n)),
     el(
       "div",
       { class: "ask-answer-body" },
@@ -29,7 +29,7 @@ function renderMatch(root, item) {
 function renderConnected(root, item) {
   return el(
     "a",
-    { class: "ask-node", href: root + item.url, title: item.tooltip, "data-reason": item.reason || null },
+    { class: "ask-node", href: root + item.url, title: item.reason ? `${item.tooltip} — ${item.reason}` : item.tooltip },
     el("span", { class: "ask-node-n", text: String(item.n) }),
     item.title,
   );
