@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oya.core.answer import Answer, answer_items, extractive_answer, validate_citations
-from oya.core.engine import RetrievalOptions
+from oya.core.options import RetrievalOptions
 from oya.core.results import Citation, RetrievalResult
 from oya.core.text import split_lines
 from oya.errors import ModelError

@@ -41,7 +41,7 @@ import duckdb
 import numpy as np
 
 from oya.core.bm25 import K1, B
-from oya.core.engine import ChannelUnavailable
+from oya.core.channels import ChannelUnavailable
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Edge, Node

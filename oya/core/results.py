@@ -150,42 +150,10 @@ class RetrievalResult:
                 "disclaimer": self.confidence.disclaimer,
                 "reasons": list(self.confidence.reasons),
             },
-            "search_quality": {
-                "intent": self.quality.intent,
-                "found": self.quality.found,
-                "used": self.quality.used,
-                "expanded": self.quality.expanded,
-                "summary": self.quality.summary(),
-                "fetch_depth": self.quality.fetch_depth,
-                "hops": self.quality.hops,
-                "channels": [
-                    {
-                        "name": c.name,
-                        "status": c.status,
-                        "found": c.found,
-                        "used": c.used,
-                        "weight": c.weight,
-                        "detail": c.detail,
-                    }
-                    for c in self.quality.channels
-                ],
-            },
+            "search_quality": _quality_dict(self.quality),
             "degraded": bool(self.quality.degraded),
             "degraded_reason": self.quality.degraded_reason(),
-            "hits": [
-                {
-                    "chunk_id": h.chunk.id,
-                    "path": h.chunk.path,
-                    "title": h.chunk.title,
-                    "kind": h.chunk.kind,
-                    "start_line": h.chunk.start_line,
-                    "end_line": h.chunk.end_line,
-                    "score": round(h.score, 6),
-                    "channels": list(h.channels),
-                    "url": page_url(h.chunk.path, h.chunk.start_line),
-                }
-                for h in self.hits
-            ],
+            "hits": [_hit_dict(h) for h in self.hits],
             "files": [
                 {"path": f.path, "score": round(f.score, 6), "line": f.best_line, "url": page_url(f.path)}
                 for f in self.files
@@ -214,3 +182,40 @@ class RetrievalResult:
             "context_tokens": self.context.tokens,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+def _quality_dict(q: SearchQuality) -> dict[str, Any]:
+    return {
+        "intent": q.intent,
+        "found": q.found,
+        "used": q.used,
+        "expanded": q.expanded,
+        "summary": q.summary(),
+        "fetch_depth": q.fetch_depth,
+        "hops": q.hops,
+        "channels": [
+            {
+                "name": c.name,
+                "status": c.status,
+                "found": c.found,
+                "used": c.used,
+                "weight": c.weight,
+                "detail": c.detail,
+            }
+            for c in q.channels
+        ],
+    }
+
+
+def _hit_dict(h: Hit) -> dict[str, Any]:
+    return {
+        "chunk_id": h.chunk.id,
+        "path": h.chunk.path,
+        "title": h.chunk.title,
+        "kind": h.chunk.kind,
+        "start_line": h.chunk.start_line,
+        "end_line": h.chunk.end_line,
+        "score": round(h.score, 6),
+        "channels": list(h.channels),
+        "url": page_url(h.chunk.path, h.chunk.start_line),
+    }

@@ -36,7 +36,17 @@ from typing import Any
 import numpy as np
 
 from oya.core.answer import first_sentence
-from oya.core.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, INDEX_FILE, VECTORS_FILE
+from oya.core.bundle_format import (
+    BM25_COLUMNS,
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    CHUNK_COLUMNS,
+    EDGE_COLUMNS,
+    INDEX_FILE,
+    NODE_COLUMNS,
+    VECTORS_FILE,
+    columns,
+)
 from oya.core.results import page_url
 from oya.store import Index, chunk_tokens
 
@@ -116,39 +126,48 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
         "meta": {k: index.meta[k] for k in _META_KEYS if k in index.meta},
         "paths": file_paths,
         "pages": [page_url(p) for p in file_paths],
-        "chunks": {
-            "path": [path_pos[c.path] for c in chunks],
-            "kind": [c.kind for c in chunks],
-            "title": [c.title for c in chunks],
-            "start_line": [c.start_line for c in chunks],
-            "end_line": [c.end_line for c in chunks],
-            "text": [c.text for c in chunks],
-            # no chunk ids or content hashes: the core computes both from path, lines and text
-            # (oya.core.bundle), 0.2 MB of incompressible hex in networkx's bundle
-            "n_tokens": [c.n_tokens for c in chunks],
-            "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
-        },
-        "bm25": _bm25(_token_lists(index, chunks)),
-        "nodes": {
-            "id": node_ids,
-            "kind": [n.kind for n in nodes],
-            "name": [n.name for n in nodes],
-            "qualname": [n.qualname for n in nodes],
-            "path": [path_pos[n.path] for n in nodes],
-            "start_line": [n.start_line for n in nodes],
-            "end_line": [n.end_line for n in nodes],
-            "signature": [n.signature for n in nodes],
-            # answers quote only a docstring's first sentence (oya.core.answer), which is idempotent;
-            # whole docstrings were a second copy of chunk text (networkx: 0.47 MB gzipped)
-            "docstring": [first_sentence(n.docstring) if n.docstring else "" for n in nodes],
-            "centrality": [n.centrality for n in nodes],
-        },
-        "edges": {
-            "source": [node_pos[e.source] for e in edges],
-            "target": [node_pos[e.target] for e in edges],
-            "kind": [e.kind for e in edges],
-            "confidence": [e.confidence for e in edges],
-        },
+        "chunks": columns(
+            CHUNK_COLUMNS,
+            {
+                "path": [path_pos[c.path] for c in chunks],
+                "kind": [c.kind for c in chunks],
+                "title": [c.title for c in chunks],
+                "start_line": [c.start_line for c in chunks],
+                "end_line": [c.end_line for c in chunks],
+                "text": [c.text for c in chunks],
+                # no chunk ids or content hashes: the core computes both from path, lines and text
+                # (oya.core.bundle), 0.2 MB of incompressible hex in networkx's bundle
+                "n_tokens": [c.n_tokens for c in chunks],
+                "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
+            },
+        ),
+        "bm25": columns(BM25_COLUMNS, _bm25(_token_lists(index, chunks))),
+        "nodes": columns(
+            NODE_COLUMNS,
+            {
+                "id": node_ids,
+                "kind": [n.kind for n in nodes],
+                "name": [n.name for n in nodes],
+                "qualname": [n.qualname for n in nodes],
+                "path": [path_pos[n.path] for n in nodes],
+                "start_line": [n.start_line for n in nodes],
+                "end_line": [n.end_line for n in nodes],
+                "signature": [n.signature for n in nodes],
+                # answers quote only a docstring's first sentence (oya.core.answer), which is idempotent;
+                # whole docstrings were a second copy of chunk text (networkx: 0.47 MB gzipped)
+                "docstring": [first_sentence(n.docstring) if n.docstring else "" for n in nodes],
+                "centrality": [n.centrality for n in nodes],
+            },
+        ),
+        "edges": columns(
+            EDGE_COLUMNS,
+            {
+                "source": [node_pos[e.source] for e in edges],
+                "target": [node_pos[e.target] for e in edges],
+                "kind": [e.kind for e in edges],
+                "confidence": [e.confidence for e in edges],
+            },
+        ),
     }
 
     chunk_pos = {c.id: i for i, c in enumerate(chunks)}

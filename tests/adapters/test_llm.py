@@ -22,7 +22,7 @@ from fake_models import FakeLlama
 from oya.build import run_build
 from oya.cli import main
 from oya.core.answer import validate_citations
-from oya.core.engine import RetrievalOptions
+from oya.core.options import RetrievalOptions
 from oya.core.results import RetrievalResult
 from oya.llm import (
     LLM_CONTEXT_BUDGET,

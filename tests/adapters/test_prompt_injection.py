@@ -23,7 +23,7 @@ from fake_models import CITE_ORDER, LINK_ORDER, SECRET_ORDER, ObedientLlama
 from oya.build import run_build
 from oya.cli import main
 from oya.core.answer import validate_citations
-from oya.core.engine import RetrievalOptions
+from oya.core.options import RetrievalOptions
 from oya.core.results import RetrievalResult
 from oya.llm import LINK_REMOVED, LlamaAnswerer, build_messages, llama_available, render_context, smollm2_path
 from oya.searcher import Searcher
