@@ -40,8 +40,6 @@ from oya.site.reuse import link_or_copy
 from oya.store import Index
 
 STATIC_DIR = TEMPLATE_DIR / "static"
-# what a site never ships: dot files, caches, and the Ask panel's test hooks (oya.site.browser.route_test_hooks)
-STATIC_LEFT_OUT = (".*", "__pycache__", "test_hooks.js")
 BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.site.model_export)
 MANIFEST_VERSION = 1
 
@@ -63,6 +61,10 @@ def _bundle_exporter() -> Any:
 def _say(console: Any, text: str) -> None:
     if console is not None:
         console.print(text, highlight=False, markup=False)
+
+
+# what a site never ships: dot files, caches, and the Ask panel's test hooks (oya.site.browser.route_test_hooks)
+STATIC_LEFT_OUT = (".*", "__pycache__", "test_hooks.js")
 
 
 def _write_pages(tmp: Path, pages: WikiPages) -> int:
