@@ -10,8 +10,8 @@
 //   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
 //   rank_js {vector, n}                      -> the JS kernel's ranking (tests, bench)
 // The semantic channel's ranking is computed here in JS, as deep as the core says it reads
-// (semantic_depth), and handed to the core with the question. Strings cross into Python as JSON,
-// so no Python object outlives a call.
+// (Bundle.fetch_depth for the request's options), and handed to the core with the question.
+// Strings cross into Python as JSON, so no Python object outlives a call.
 
 import { bootCore } from "./pyodide_boot.js";
 import { serve } from "./ask/protocol.js";
@@ -37,7 +37,7 @@ function engineHandlers() {
 
   async function boot({ base, wheelUrl }) {
     const pyodide = await bootCore(base, { wheelUrl });
-    pyodide.runPython("import json\nfrom oya.core.bundle import decode_bundle, ask_json, semantic_depth");
+    pyodide.runPython("import json\nfrom oya.core.bundle import decode_bundle, ask_json");
     forward("core-ready");
     return pyodide;
   }
@@ -62,7 +62,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       kernel,
       chunks: pyodide.runPython("len(OYA_BUNDLE)"),
       askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
-      depth: pyodide.runPython("lambda options: semantic_depth(json.loads(options))"),
+      depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
     };
   }
 

@@ -217,6 +217,9 @@ def test_golden_questions_match_the_cpython_core(
         assert [h["chunk_id"] for h in cpython["hits"]] == browser_ids, question
         assert cpython["confidence"]["level"] == browser["confidence"]["level"], question
         assert [c["url"] for c in cpython["citations"]] == [c["url"] for c in browser["citations"]]
+        # the JS kernel ranked as deep as the core reads (the core says how deep; the page does not guess)
+        assert browser["search_quality"]["fetch_depth"] == bundle.fetch_depth()
+        assert len(run["ranked"]) == min(bundle.fetch_depth(), bundle.vector_layout()["count"]), question
         # the JS kernel ranks like the core's VectorIndex
         core_rank = bundle.rank_vectors(run["vector"], 100)
         assert [i for i, _ in run["ranked"][:100]] == [i for i, _ in core_rank], question
