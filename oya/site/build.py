@@ -64,6 +64,10 @@ def _say(console: Any, text: str) -> None:
         console.print(text, highlight=False, markup=False)
 
 
+# what a site never ships: dot files, caches, and the Ask panel's test hooks (oya.site.browser.route_test_hooks)
+STATIC_LEFT_OUT = (".*", "__pycache__", "test_hooks.js")
+
+
 def _write_pages(tmp: Path, pages: WikiPages) -> int:
     """Write the rendered pages, link the reused ones, record every page's key; return bytes."""
     total = 0
@@ -103,7 +107,7 @@ def _write_into(
 ) -> dict[str, Any]:
     sizes = {"pages": 0, "static": 0, "runtime": 0, "model": 0, "bundle": 0}
     sizes["pages"] = _write_pages(tmp, pages)
-    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(*STATIC_LEFT_OUT))
     sizes["static"] = _tree_bytes(tmp / "static")
     manifest: dict[str, Any] = {
         "version": MANIFEST_VERSION,

@@ -6,23 +6,11 @@
 // mean of the token states over the attention mask, L2-normalised, as sentence-transformers makes
 // them in the pipeline, so the browser only needs dot products against the bundle's unit vectors.
 
+import { absoluteBase as absolute, mark } from "./ask/util.js";
+
 const MODEL_NAME = "all-MiniLM-L6-v2";
 
 let extractorPromise = null;
-
-// Performance marks ("oya:<step>") for the cold-start profile (ask.js's oyaAsk.marks()).
-function mark(step) {
-  try {
-    performance.mark(`oya:${step}`);
-  } catch {
-    /* no performance API */
-  }
-}
-
-function absolute(baseUrl) {
-  const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
-  return href.endsWith("/") ? href : href + "/";
-}
 
 // Load transformers.js and the model once; later calls return the same promise.
 export function loadEmbedder(baseUrl) {

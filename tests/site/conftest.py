@@ -24,7 +24,7 @@ import pytest
 from oya.model_export import export_query_model
 from oya.serve import SiteRequestHandler
 from oya.settings import default_cache_dir
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message
+from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message, route_test_hooks
 from oya.site.core_wheel import build_core_wheel
 from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
 
@@ -167,7 +167,8 @@ def _route_offline(blocked: list[str], route: Any) -> None:
 def browser_page(playwright_instance: Any, tmp_path: Path) -> Iterator[BrowserPage]:
     """A fresh (cold-cache) headless Chromium page that can reach only 127.0.0.1.
 
-    Every request elsewhere is aborted and recorded; the test fails if any happened.
+    Every request elsewhere is aborted and recorded; the test fails if any happened. The Ask panel's
+    test hooks can be imported (``oya.site.browser.load_test_hooks``).
     """
     context = playwright_instance.chromium.launch_persistent_context(
         str(tmp_path / "profile"),
@@ -177,6 +178,7 @@ def browser_page(playwright_instance: Any, tmp_path: Path) -> Iterator[BrowserPa
     )
     result = BrowserPage(page=None)
     context.route("**/*", partial(_route_offline, result.blocked))
+    route_test_hooks(context)  # static/ask/test_hooks.js: the template's, as built sites leave it out
     page = context.pages[0] if context.pages else context.new_page()
     page.set_default_timeout(120_000)
     page.on("console", lambda msg: result.console.append(f"{msg.type}: {msg.text}"))
