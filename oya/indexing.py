@@ -149,8 +149,10 @@ def write_search_index(
     chunks: Sequence[Chunk],
     embeddings: EmbeddingData,
     progress: Progress | None = None,
+    report: dict[str, int] | None = None,
 ) -> Path:
-    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had."""
+    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had;
+    ``report`` hears whether the previous index was patched and how many rows changed."""
     known = previous_tokens(out_dir)
     tokens = {c.id: known[(c.id, c.title)] for c in chunks if (c.id, c.title) in known}
     meta = {
@@ -174,4 +176,5 @@ def write_search_index(
         parsed=graph.encoded,
         tokens=tokens,
         progress=progress,
+        report=report,
     )

@@ -42,6 +42,7 @@ _MODULES = (
     "oya.parsing.python",
     "oya.chunking",
     "oya.store",
+    "oya.store_patch",
 )
 _PACKAGES = ("tree-sitter", "tree-sitter-python")
 

@@ -150,6 +150,7 @@ def search_index(
 ) -> Output[str]:
     t0 = time.perf_counter()
     progress.update("search_index", 0, 1)
+    written: dict[str, int] = {}
     path = indexing.write_search_index(
         settings.out,
         settings.repo,
@@ -158,6 +159,7 @@ def search_index(
         chunks,
         chunk_embeddings,
         progress=progress.reporter(context, "search_index", "tables written"),
+        report=written,
     )
     return Output(
         str(path),
@@ -165,6 +167,7 @@ def search_index(
             "path": MetadataValue.path(str(path)),
             "bytes": path.stat().st_size,
             "chunks": len(chunks),
+            "patched": MetadataValue.json(written),  # the previous index patched, or written anew
             "seconds": _seconds(t0),
         },
     )
