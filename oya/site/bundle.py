@@ -92,6 +92,43 @@ def _bm25(token_lists: list[list[str]]) -> dict[str, Any]:
     }
 
 
+# The index's BM25 tables hold exactly these postings (``oya.store`` counts the same stored tokens),
+# so they are read from there as numpy columns instead of splitting and counting every chunk's
+# tokens again in Python. ``pos`` is the chunk's place in ``all_chunks`` order.
+_CHUNK_ORDER = """
+SELECT row_number() OVER (ORDER BY c.path, c.start_line, c.id) - 1 AS pos, d.docid, d.len
+FROM chunks c JOIN fts_main_chunks.docs d ON d.name = c.id
+"""
+_POSTINGS_SQL = f"""
+SELECT b.termid, o.pos, b.tf FROM bm25_postings b JOIN ({_CHUNK_ORDER}) o USING (docid) ORDER BY b.termid, o.pos
+"""
+
+
+def _bm25_from_index(index: Index, chunks: list[Any]) -> dict[str, Any]:
+    """``_bm25`` of the chunks' stored tokens, from the index's BM25 tables when it has them."""
+    if not index.has_fts:
+        return _bm25(_token_lists(index, chunks))
+    lens = [int(n) for (n,) in index.con.execute(f"SELECT len FROM ({_CHUNK_ORDER}) ORDER BY pos").fetchall()]
+    if len(lens) != len(chunks):  # cannot happen with one index; stay correct anyway
+        return _bm25(_token_lists(index, chunks))
+    cols = index.con.execute(_POSTINGS_SQL).fetchnumpy()
+    termid, pos, tf = (np.asarray(cols[k], dtype=np.int64) for k in ("termid", "pos", "tf"))
+    starts = np.flatnonzero(np.r_[True, termid[1:] != termid[:-1]]) if len(termid) else np.zeros(0, np.int64)
+    delta = pos.copy()
+    delta[1:] -= pos[:-1]
+    delta[starts] = pos[starts]  # a term's first doc is absolute, the rest are deltas
+    flat = np.empty(2 * len(pos), dtype=np.int64)
+    flat[0::2], flat[1::2] = delta, tf
+    values = flat.tolist()
+    bounds = [*(2 * starts).tolist(), len(values)]
+    names = dict(index.con.execute("SELECT termid, term FROM fts_main_chunks.dict").fetchall())
+    postings = {
+        str(names[t]): values[bounds[i] : bounds[i + 1]] for i, t in enumerate(termid[starts].tolist())
+    }
+    terms = sorted(postings)
+    return {"doc_lens": lens, "terms": terms, "postings": [postings[t] for t in terms]}
+
+
 def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
 
@@ -128,7 +165,7 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
             "n_tokens": [c.n_tokens for c in chunks],
             "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
         },
-        "bm25": _bm25(_token_lists(index, chunks)),
+        "bm25": _bm25_from_index(index, chunks),
         "nodes": {
             "id": node_ids,
             "kind": [n.kind for n in nodes],
