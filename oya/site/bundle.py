@@ -129,6 +129,22 @@ def _bm25_from_index(index: Index, chunks: list[Any]) -> dict[str, Any]:
     return {"doc_lens": lens, "terms": terms, "postings": [postings[t] for t in terms]}
 
 
+def _graph_rows(index: Index) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The code graph's nodes (by id) and edges (by source, target, kind; both ends known) as
+    plain rows, as ``Index.graph`` holds them: building its ``Node``/``Edge`` objects and
+    adjacency only to read them back cost a third of a second."""
+    nodes = index.con.execute(
+        "SELECT id, kind, name, qualname, path, start_line, end_line, coalesce(signature, ''), "
+        "coalesce(docstring, ''), centrality FROM nodes ORDER BY id"
+    ).fetchall()
+    edges = index.con.execute(
+        "SELECT source, target, kind, confidence FROM edges "
+        "WHERE source IN (SELECT id FROM nodes) AND target IN (SELECT id FROM nodes) "
+        "ORDER BY source, target, kind, confidence"
+    ).fetchall()
+    return nodes, edges
+
+
 def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
 
@@ -137,16 +153,11 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     chunks = index.all_chunks()  # ordered by (path, start_line, id)
-    graph = index.graph
-    node_ids = sorted(graph.nodes)
+    nodes, edges = _graph_rows(index)
+    node_ids = [n[0] for n in nodes]
     node_pos = {n: i for i, n in enumerate(node_ids)}
-    file_paths = sorted(
-        {p for p, *_ in index.files()} | {c.path for c in chunks} | {n.path for n in graph.nodes.values()}
-    )
+    file_paths = sorted({p for p, *_ in index.files()} | {c.path for c in chunks} | {n[4] for n in nodes})
     path_pos = {p: i for i, p in enumerate(file_paths)}
-
-    nodes = [graph.nodes[n] for n in node_ids]
-    edges = sorted(graph.edges, key=lambda e: (e.source, e.target, e.kind))
     doc: dict[str, Any] = {
         "format": BUNDLE_FORMAT,
         "version": BUNDLE_VERSION,
@@ -168,23 +179,23 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
         "bm25": _bm25_from_index(index, chunks),
         "nodes": {
             "id": node_ids,
-            "kind": [n.kind for n in nodes],
-            "name": [n.name for n in nodes],
-            "qualname": [n.qualname for n in nodes],
-            "path": [path_pos[n.path] for n in nodes],
-            "start_line": [n.start_line for n in nodes],
-            "end_line": [n.end_line for n in nodes],
-            "signature": [n.signature for n in nodes],
+            "kind": [n[1] for n in nodes],
+            "name": [n[2] for n in nodes],
+            "qualname": [n[3] for n in nodes],
+            "path": [path_pos[n[4]] for n in nodes],
+            "start_line": [n[5] for n in nodes],
+            "end_line": [n[6] for n in nodes],
+            "signature": [n[7] for n in nodes],
             # answers quote only a docstring's first sentence (oya.core.answer), which is idempotent;
             # whole docstrings were a second copy of chunk text (networkx: 0.47 MB gzipped)
-            "docstring": [first_sentence(n.docstring) if n.docstring else "" for n in nodes],
-            "centrality": [n.centrality for n in nodes],
+            "docstring": [first_sentence(n[8]) if n[8] else "" for n in nodes],
+            "centrality": [n[9] for n in nodes],
         },
         "edges": {
-            "source": [node_pos[e.source] for e in edges],
-            "target": [node_pos[e.target] for e in edges],
-            "kind": [e.kind for e in edges],
-            "confidence": [e.confidence for e in edges],
+            "source": [node_pos[e[0]] for e in edges],
+            "target": [node_pos[e[1]] for e in edges],
+            "kind": [e[2] for e in edges],
+            "confidence": [e[3] for e in edges],
         },
     }
 
