@@ -153,8 +153,6 @@ def write_search_index(
 ) -> Path:
     """Write the index into ``out_dir``, with the tokens of chunks the previous index already had;
     ``report`` hears whether the previous index was patched and how many rows changed."""
-    known = previous_tokens(out_dir)
-    tokens = {c.id: known[(c.id, c.title)] for c in chunks if (c.id, c.title) in known}
     meta = {
         "repo_name": repo.resolve().name,
         "repo_commit": repo_commit(repo),
@@ -174,7 +172,7 @@ def write_search_index(
         meta=meta,
         dim=embeddings.dim,
         parsed=graph.encoded,
-        tokens=tokens,
+        tokens=lambda written: previous_tokens(out_dir, written),
         progress=progress,
         report=report,
     )

@@ -34,7 +34,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,7 +114,7 @@ def write_index(
     meta: Mapping[str, str],
     dim: int,
     parsed: Mapping[str, bytes] | None = None,
-    tokens: Mapping[str, str] | None = None,
+    tokens: Callable[[Sequence[Chunk]], Mapping[str, str]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     report: dict[str, int] | None = None,
 ) -> Path:
@@ -125,8 +125,8 @@ def write_index(
     ``report`` (when given) receives ``patched`` (0 or 1) and the rows the patch changed.
 
     ``embeddings`` maps chunk id to a little-endian float32 blob of ``dim`` floats; ``parsed`` maps
-    a path to its encoded parse (``oya.reuse``); ``tokens`` maps chunk ids to their space-joined ``chunk_tokens``
-    where already known (the rest are tokenized here). ``progress`` hears (tables written, of).
+    a path to its encoded parse (``oya.reuse``); ``tokens`` gives, for the chunks about to be written,
+    the space-joined ``chunk_tokens`` of those whose tokens are already known (the rest are tokenized here). ``progress`` hears (tables written, of).
     Rows go in through newline-delimited JSON files read by ``read_json`` (DuckDB's
     ``executemany`` inserts row by row and is two orders of magnitude slower).
     """
@@ -142,7 +142,7 @@ def write_index(
         edges=edges,
         meta={"schema_version": SCHEMA_VERSION, "dim": str(dim), **meta},
         parsed=parsed or {},
-        tokens=tokens or {},
+        tokens=tokens or _none_known,
     )
     try:
         changed = _patched(final, tmp, rows)
@@ -159,6 +159,16 @@ def write_index(
         with contextlib.suppress(FileNotFoundError):
             Path(str(tmp) + ".wal").unlink()
     return final
+
+
+def _none_known(chunks: Sequence[Chunk]) -> Mapping[str, str]:
+    return {}
+
+
+def _chunk_rows(chunks: Sequence[Chunk], rows: IndexRows) -> Iterator[tuple[object, ...]]:
+    known = rows.tokens(chunks)
+    for c in chunks:
+        yield _chunk_row(c, known)
 
 
 def _chunk_row(c: Chunk, known: Mapping[str, str]) -> tuple[object, ...]:
@@ -191,7 +201,7 @@ def _patched(final: Path, tmp: Path, rows: IndexRows) -> dict[str, int] | None:
             con.execute("SET enable_progress_bar = false")
             if store_patch.usable(con, rows.meta):
                 changed = store_patch.patch(
-                    con, tmp.parent, _bulk_insert, lambda c: _chunk_row(c, rows.tokens), node_row, rows
+                    con, tmp.parent, _bulk_insert, lambda c: _chunk_rows(c, rows), node_row, rows
                 )
             if changed is not None:
                 con.execute("CHECKPOINT")
@@ -218,7 +228,7 @@ def _write_new(tmp: Path, rows: IndexRows, progress: Callable[[int, int], None] 
             ("meta", sorted(rows.meta.items())),
             ("files", ((f.path, f.language, f.size, f.sha256, f.n_lines, f.text) for f in files)),
             ("skipped", ((s.path, s.reason, s.detail) for s in sorted(rows.skipped, key=_path))),
-            ("chunks", (_chunk_row(c, rows.tokens) for c in ordered)),
+            ("chunks", _chunk_rows(ordered, rows)),
             ("nodes", (node_row(n) for n in sorted(rows.nodes, key=lambda n: n.id))),
             ("edges", ((e.source, e.target, e.kind, e.confidence) for e in edges)),
             ("embeddings", ((c.id, rows.embeddings[c.id]) for c in ordered if c.id in rows.embeddings)),

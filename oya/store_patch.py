@@ -192,14 +192,14 @@ class IndexRows:
     edges: Sequence[Edge]
     meta: Mapping[str, str]
     parsed: Mapping[str, bytes]  # path -> encoded parse (oya.reuse)
-    tokens: Mapping[str, str]  # chunk id -> its space-joined tokens, where already known
+    tokens: Callable[[Sequence[Chunk]], Mapping[str, str]]  # the known tokens of chunks to write
 
 
 def patch(
     con: duckdb.DuckDBPyConnection,
     work_dir: Path,
     insert: Insert,
-    chunk_row: Callable[[Chunk], tuple[object, ...]],
+    chunk_rows: Callable[[Sequence[Chunk]], Iterable[tuple[object, ...]]],
     node_row: Callable[[Node], tuple[object, ...]],
     new: IndexRows,
 ) -> dict[str, int] | None:
@@ -226,7 +226,7 @@ def patch(
         ("meta", sorted(meta.items())),
         ("files", ((f.path, f.language, f.size, f.sha256, f.n_lines, f.text) for f in new_files)),
         ("skipped", ((s.path, s.reason, s.detail) for s in sorted(skipped, key=lambda s: s.path))),
-        ("chunks", (chunk_row(c) for c in new_chunks)),
+        ("chunks", chunk_rows(new_chunks)),
         ("embeddings", ((c.id, embeddings[c.id]) for c in new_chunks if c.id in embeddings)),
         ("parsed_files", new_parses),
     ]
