@@ -191,8 +191,8 @@ def _chunk_row(c: Chunk, known: Mapping[str, str]) -> tuple[object, ...]:
 def _patched(final: Path, tmp: Path, rows: IndexRows) -> dict[str, int] | None:
     """Write the index into ``tmp`` as a patched copy of ``final`` (``oya.store_patch``) and count
     the rows that changed; None, with ``tmp`` removed, when the previous index cannot serve."""
-    if not final.is_file() or not rows.chunks:
-        return None
+    if not final.is_file() or Path(str(final) + ".wal").exists() or not rows.chunks:
+        return None  # (a write-ahead log beside it: the file alone is not the whole index)
     shutil.copyfile(final, tmp)
     changed: dict[str, int] | None = None
     try:

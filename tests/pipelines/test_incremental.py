@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from oya import reuse, store_patch
+from oya import indexing, reuse, store_patch
 from oya.build import run_build
 from oya.parsing import parser_for
 from oya.reader import scan_repository
@@ -179,7 +179,10 @@ def test_an_index_from_other_code_is_not_reused(
     assert _build(sample_repo, out, cache)["metadata"]["code_graph"]["parses_reused"] > 0
     # as if the parser or chunker had changed since the index was written
     monkeypatch.setattr(reuse, "reuse_key", lambda: "another version of oya")
-    assert _build(sample_repo, out, cache)["metadata"]["code_graph"]["parses_reused"] == 0
+    monkeypatch.setattr(indexing, "reuse_key", lambda: "another version of oya")  # what it records
+    again = _build(sample_repo, out, cache)["metadata"]
+    assert again["code_graph"]["parses_reused"] == 0
+    assert again["search_index"]["patched"] == {"patched": 0}  # nor is the index file patched
 
 
 def test_unreadable_previous_parses_are_parsed_again(sample_repo: Path, tmp_path: Path) -> None:
