@@ -98,6 +98,9 @@ DROP TABLE occurrences;
 """
 
 
+_WRITE_STEPS = 9  # what ``progress`` counts: the 8 tables, then the BM25 tables
+
+
 def _write_bm25_tables(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_BM25_TABLES)
 
@@ -152,7 +155,7 @@ def write_index(
             _write_new(tmp, rows, progress)
         os.replace(tmp, final)
         if progress:
-            progress(1, 1)
+            progress(_WRITE_STEPS, _WRITE_STEPS)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -234,7 +237,7 @@ def _write_new(tmp: Path, rows: IndexRows, progress: Callable[[int, int], None] 
             ("embeddings", ((c.id, rows.embeddings[c.id]) for c in ordered if c.id in rows.embeddings)),
             ("parsed_files", sorted(rows.parsed.items())),
         ]
-        steps = len(tables) + 1
+        steps = _WRITE_STEPS  # the tables, then the BM25 tables
         for done, (table, table_rows) in enumerate(tables):
             if progress:
                 progress(done, steps)
