@@ -287,9 +287,9 @@ def _bulk_insert(
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for row in rows:
                 values = [
-                    base64.b64encode(v).decode() if is_blob and v is not None else v
+                    base64.b64encode(v).decode() if is_blob and v is not None else v  # type: ignore[arg-type]
                     for v, is_blob in zip(row, blob, strict=True)
-                ]  # type: ignore[arg-type]
+                ]
                 fh.write(json.dumps(dict(zip(names, values, strict=True)), ensure_ascii=False))
                 fh.write("\n")
                 n += 1
