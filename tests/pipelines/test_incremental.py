@@ -171,6 +171,25 @@ def test_change_delete_rename_rebuild_equals_a_build_from_scratch(
     assert not any("low_stock_report" in (h.chunk.node_id or "") for h in after.hits)
 
 
+def test_a_patched_index_patched_again_equals_a_build_from_scratch(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New docids and termids are numbered after the largest ones: a second patch must still
+    agree with a full build (and a term that comes back after leaving gets a new termid)."""
+    monkeypatch.setattr(store_patch, "MAX_CHANGED_SHARE", 1.0)
+    out, cache = tmp_path / "idx", tmp_path / "cache"
+    _build(sample_repo, out, cache)
+    _change_delete_rename(sample_repo)
+    _build(sample_repo, out, cache)
+    utils = sample_repo / "inventory" / "utils.py"
+    utils.write_text(utils.read_text() + '\n\ndef low_stock_report():\n    """Back again."""\n')
+    (sample_repo / "inventory" / "service.py").unlink()
+    again = _build(sample_repo, out, cache)
+    assert again["metadata"]["search_index"]["patched"]["patched"] == 1
+    _build(sample_repo, tmp_path / "fresh", cache)
+    assert _tables(out / "index.duckdb") == _tables(tmp_path / "fresh" / "index.duckdb")
+
+
 def test_an_index_from_other_code_is_not_reused(
     sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
