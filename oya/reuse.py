@@ -32,8 +32,12 @@ from oya.core.records import Chunk, Node
 from oya.models import ParsedFile, Reference
 from oya.store import CHUNK_COLS, INDEX_FILE, SCHEMA_VERSION, chunk_from_row, node_row
 
-# Modules whose code decides a file's parse, chunks or tokens; and the parsers' packages.
+# Modules whose code decides a file's parse, chunks or tokens, or the rows a patched index keeps
+# (a file's text is compared by its sha256, which the reader takes of the raw bytes); and the
+# parsers' packages.
 _MODULES = (
+    "oya.reader",
+    "oya.redact",
     "oya.reuse",
     "oya.models",
     "oya.core.records",
