@@ -10,8 +10,9 @@ Theory of operation:
 * Reuse is all or nothing per index: the index records ``reuse_key``, a hash of the source of
   every module that decides those per-file results and of the parser packages' versions. An
   index written by other code (an upgrade, a local edit) is not reused at all.
-* What is linked across files (the graph's edges and PageRank) and the index file itself are
-  always rebuilt from the complete set, so a rebuild equals a full build
+* What is linked across files (the graph's edges and PageRank) is always computed from the
+  complete set; the index file is the previous one patched where its rows differ
+  (``oya.store_patch``), so a rebuild equals a full build
   (``tests/pipelines/test_incremental.py`` compares them table by table).
 """
 
