@@ -104,6 +104,8 @@ class SearchIndexStats(AssetStats):
     path: str = field(metadata=PATH)
     bytes: int
     chunks: int
+    # rows deleted/inserted per table when the previous index was patched; {"patched": 0} when written anew
+    patched: dict[str, int]
     seconds: float
 
     def describe(self) -> str:

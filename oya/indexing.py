@@ -144,10 +144,10 @@ def write_search_index(
     chunks: Sequence[Chunk],
     embeddings: EmbeddingData,
     progress: Progress | None = None,
+    report: dict[str, int] | None = None,
 ) -> Path:
-    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had."""
-    known = previous_tokens(out_dir)
-    tokens = {c.id: known[(c.id, c.title)] for c in chunks if (c.id, c.title) in known}
+    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had;
+    ``report`` hears whether the previous index was patched and how many rows changed."""
     meta = {
         "repo_name": repo.resolve().name,
         "repo_commit": repo_commit(repo),
@@ -167,6 +167,7 @@ def write_search_index(
         meta=meta,
         dim=embeddings.dim,
         parsed=graph.encoded,
-        tokens=tokens,
+        tokens=lambda written: previous_tokens(out_dir, written),
         progress=progress,
+        report=report,
     )

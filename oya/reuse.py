@@ -10,8 +10,9 @@ Theory of operation:
 * Reuse is all or nothing per index: the index records ``reuse_key``, a hash of the source of
   every module that decides those per-file results and of the parser packages' versions. An
   index written by other code (an upgrade, a local edit) is not reused at all.
-* What is linked across files (the graph's edges and PageRank) and the index file itself are
-  always rebuilt from the complete set, so a rebuild equals a full build
+* What is linked across files (the graph's edges and PageRank) is always computed from the
+  complete set; the index file is the previous one patched where its rows differ
+  (``oya.store_patch``), so a rebuild equals a full build
   (``tests/pipelines/test_incremental.py`` compares them table by table).
 """
 
@@ -29,8 +30,12 @@ from oya.core.records import Node
 from oya.models import ParsedFile, Reference
 from oya.store import node_row
 
-# Modules whose code decides a file's parse, chunks or tokens; and the parsers' packages.
+# Modules whose code decides a file's parse, chunks or tokens, or the rows a patched index keeps
+# (a file's text is compared by its sha256, which the reader takes of the raw bytes); and the
+# parsers' packages.
 _MODULES = (
+    "oya.reader",
+    "oya.redact",
     "oya.reuse",
     "oya.models",
     "oya.core.records",
@@ -39,6 +44,7 @@ _MODULES = (
     "oya.parsing.python",
     "oya.chunking",
     "oya.store",
+    "oya.store_patch",
 )
 _PACKAGES = ("tree-sitter", "tree-sitter-python")
 

@@ -8,7 +8,7 @@ whose per-file results differ (``oya.reuse.reuse_key``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import duckdb
@@ -76,12 +76,19 @@ def previous_chunks(out_dir: Path) -> dict[str, tuple[str, str, list[Chunk]]]:
     return out
 
 
-def previous_tokens(out_dir: Path) -> dict[tuple[str, str], str]:
-    """(chunk id, title) -> the chunk's indexed tokens, from the previous index."""
+def previous_tokens(out_dir: Path, chunks: Sequence[Chunk]) -> dict[str, str]:
+    """Chunk id -> its indexed tokens, for those of ``chunks`` the previous index holds with the
+    same id and title (asked for only the chunks a build writes: a patch writes a handful)."""
+    if not chunks:
+        return {}
     with _previous(out_dir) as con:
         if con is None:
             return {}
         with contextlib.suppress(duckdb.Error):
-            rows = con.execute("SELECT id, title, tokens FROM chunks").fetchall()
-            return {(str(i), str(t)): str(tok) for i, t, tok in rows}
+            rows = con.execute(
+                "SELECT id, title, tokens FROM chunks WHERE id IN (SELECT unnest(string_split(?, ' ')))",
+                [" ".join(c.id for c in chunks)],  # ids are hex digests: no spaces
+            ).fetchall()
+            titles = {c.id: c.title for c in chunks}
+            return {str(i): str(tok) for i, t, tok in rows if titles.get(str(i)) == t}
     return {}

@@ -169,6 +169,7 @@ def search_index(
 ) -> Output[str]:
     t0 = time.perf_counter()
     progress.update("search_index", 0, 1)
+    written: dict[str, int] = {}
     path = indexing.write_search_index(
         settings.out,
         settings.repo,
@@ -177,9 +178,14 @@ def search_index(
         chunks,
         chunk_embeddings,
         progress=progress.reporter(context, "search_index", "tables written"),
+        report=written,
     )
     stats = SearchIndexStats(
-        path=str(path), bytes=path.stat().st_size, chunks=len(chunks), seconds=_seconds(t0)
+        path=str(path),
+        bytes=path.stat().st_size,
+        chunks=len(chunks),
+        patched=written,  # the previous index patched (rows per table), or written anew
+        seconds=_seconds(t0),
     )
     return Output(str(path), metadata=_metadata(stats))
 
