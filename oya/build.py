@@ -36,7 +36,9 @@ def _describe(asset: str, md: dict[str, Any]) -> str:
     if asset == "source_files":
         return f"{md['files']} files, {md['lines']} lines, {md['skipped']} skipped"
     if asset == "code_graph":
-        return f"{md['symbols']} symbols, {md['edges']} edges, {md['parse_errors']} syntax errors recovered"
+        degraded = md.get("degraded_files", 0)
+        text = f", {degraded} unparsable files read as text" if degraded else ""
+        return f"{md['symbols']} symbols, {md['edges']} edges, {md['parse_errors']} syntax errors recovered{text}"
     if asset == "chunks":
         return f"{md['chunks']} chunks ({md['code_chunks']} code, {md['doc_chunks']} docs)"
     if asset == "chunk_embeddings":

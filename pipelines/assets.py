@@ -74,6 +74,7 @@ def code_graph(
             "edges": int(stats["edges"]),
             "parse_errors": sum(len(v) for v in graph.parse_errors.values()),
             "parses_reused": graph.reused,
+            "degraded_files": len(graph.degraded),
             "stats": MetadataValue.json(stats),
             "seconds": _seconds(t0),
         },
