@@ -35,6 +35,7 @@ rounded to 6 decimals.
 from __future__ import annotations
 
 import builtins
+import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -221,6 +222,14 @@ class _Resolver:
                     return found
         return None
 
+    def named_file(self, written: str, importer: str) -> str | None:
+        """A parsed file named by a path, from the repository root or from the importer's folder."""
+        for candidate in (written, posixpath.join(posixpath.dirname(importer), written)):
+            path = posixpath.normpath(candidate)
+            if path in self.files and path != importer:
+                return path
+        return None
+
     def same_package(self, key: str, segments: list[str]) -> Node | None:
         """A name from the file's own key (a Go package, a C# namespace) or a sibling key (the
         class ``Shape`` of the Java package ``com/acme``, in ``com/acme/Shape``)."""
@@ -294,18 +303,19 @@ def _resolve_edges(parsed: Sequence[ParsedFile], nodes: dict[str, Node]) -> list
         for ref in p.references:
             if ref.source not in nodes:
                 continue
-            if ref.kind == "imports" and not is_python(p.path):
+            if ref.kind == "imports" and ref.target.startswith("file:"):
+                named = resolver.named_file(ref.target.removeprefix("file:"), p.path)
+                if named is not None:
+                    edges.append(Edge(ref.source, named, "imports", IMPORT_MODULE))
+            elif ref.kind == "imports" and not is_python(p.path):
                 keyed = resolver.keys.locate(ref.target, p.path)
                 if keyed is not None:
                     key, left, confidence = keyed
-                    edges.append(
-                        Edge(
-                            ref.source,
-                            resolver.keys.ids[key],
-                            "imports",
-                            min(confidence, IMPORT_NAME) if left else confidence,
-                        )
-                    )
+                    # a name imported from a key several files share (a Kotlin or Go package): its file
+                    named = resolver.keys.member(key, left)
+                    target = nodes[named].path if named is not None else resolver.keys.ids[key]
+                    confidence = min(confidence, IMPORT_NAME) if left else confidence
+                    edges.append(Edge(ref.source, target, "imports", confidence))
             elif ref.kind == "imports":
                 located = resolver.module_of(ref.target)
                 if located is not None:

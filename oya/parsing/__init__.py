@@ -39,7 +39,20 @@ def _tags(language: str) -> Callable[[], Parser]:
     return factory
 
 
-_TAGGED = ("javascript", "typescript", "tsx", "go", "java", "csharp", "rust", "c", "cpp", "ruby", "php")
+_TAGGED = (
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "java",
+    "kotlin",
+    "csharp",
+    "rust",
+    "c",
+    "cpp",
+    "ruby",
+    "php",
+)
 _FACTORIES: dict[str, Callable[[], Parser]] = {"python": _python} | {name: _tags(name) for name in _TAGGED}
 _PARSERS: dict[str, Parser] = {}
 

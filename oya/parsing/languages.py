@@ -10,7 +10,8 @@ language    a file's key                                       what an import na
 JS / TS     path without extension, ``/index`` dropped         relative path (``./x``, ``../y/index.js``);
                                                                a bare package is external (``npm:...``)
 Go          the package directory (the package name at root)   the import path; its tail matches the key
-Java/Kotlin ``package/Stem`` (``com/acme/Store``)              the class (``com.acme.Store``)
+Java        ``package/Stem`` (``com/acme/Store``)              the class (``com.acme.Store``)
+Kotlin      the package (a file may hold many classes)         the class (``com.acme.Store``)
 C#          the namespace                                      the namespace of ``using``
 Rust        path without extension, ``mod``/``lib``/``main``   the ``use`` path (``crate``/``self``/``super``
             dropped                                            resolved), ``mod x;`` a child module
@@ -225,6 +226,9 @@ SPECS = (
     LanguageSpec("java", "tree_sitter_java", "language", ("java.scm",), _package_key, _dotted_imports),
     LanguageSpec(
         "csharp", "tree_sitter_c_sharp", "language", ("csharp.scm",), _namespace_key, _namespace_imports
+    ),
+    LanguageSpec(
+        "kotlin", "tree_sitter_kotlin", "language", ("kotlin.scm",), _namespace_key, _dotted_imports
     ),
     LanguageSpec("rust", "tree_sitter_rust", "language", ("rust.scm",), _RUST_KEY, _rust_imports),
     LanguageSpec("c", "tree_sitter_c", "language", ("c.scm",), _c_key, _c_imports, fallback="cpp"),

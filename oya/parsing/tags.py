@@ -70,6 +70,9 @@ _SELF = {"this": "self", "$this": "self", "self": "self", "Self": "self", "@": "
 # what wraps a single definition: `export`, `const f = () => ...`, Go's `type T struct`
 _WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration", "type_declaration"})
 _HEADER_END = re.compile(r"(?:\s*(?:\{|=>|=|->))+\s*$")
+_NAMED_FILE = re.compile(
+    r"[\"'`]((?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.(?:py|go|js|mjs|ts|tsx|rb|php|java|rs|c|cpp|cs|sh))[\"'`]"
+)
 _DOC_SKIP = frozenset({"attribute_item", "attribute", "annotation", "marker_annotation", "decorator"})
 _COMMENT_MARK = re.compile(r"^\s*(?:/\*+!?|\*+/|\*|///?!?|#+|--)\s?")
 
@@ -215,6 +218,18 @@ class _Extraction:
             self.references.append(Reference(owner, kind, target, node.start_point.row + 1))
 
 
+def _named_files(root: Node, text: str) -> list[tuple[Node, str, str]]:
+    """Files another program is told to run or read (``spawn("python", ["server/app.py"])``): an
+    explicit link across languages, kept as an import of ``file:<path>``."""
+    found: list[tuple[Node, str, str]] = []
+    for match in _NAMED_FILE.finditer(text):
+        offset = len(text[: match.start(1)].encode("utf-8"))
+        node = root.descendant_for_byte_range(offset, offset)
+        if node is not None:
+            found.append((node, "imports", "file:" + match.group(1)))
+    return found
+
+
 class TagsParser:
     """A parser for one language from its spec; one instance serves every file of the language."""
 
@@ -273,6 +288,7 @@ class TagsParser:
         found = _Extraction(file.path, source)
         ranges = found.definitions(defs)
         found.add(ranges, self._references(matches, key, file.path, found.imports))
+        found.add(ranges, _named_files(root, file.text))
         return self._result(file, key, lines, found, errors)
 
     def _references(
