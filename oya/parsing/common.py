@@ -58,19 +58,6 @@ def syntax_errors(root: Node) -> list[tuple[int, str]]:
     return found
 
 
-def error_bytes(root: Node) -> int:
-    """Bytes of the source inside error nodes (how much of the file tree-sitter could not read)."""
-    total = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error:
-            total += node.end_byte - node.start_byte
-        elif node.has_error:
-            stack.extend(node.children)
-    return total
-
-
 def split_lines(text: str) -> list[str]:
     """Lines as tree-sitter counts rows (only ``\\n`` ends a line)."""
     lines = text.split("\n")

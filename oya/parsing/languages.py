@@ -206,6 +206,7 @@ class LanguageSpec:
     module_key: Callable[[str, str], str]  # (path, declared package) -> module key
     imports: Callable[[str, str, str, bool], Imports]  # (path, key, spec, relative) -> bindings
     fallback: str = ""  # the language to try when this grammar cannot read a file (C headers in C++)
+    fallback_hint: str = ""  # a regex: a file it finds goes straight to the fallback
 
     def parser(self) -> TagsParser:
         grammar = getattr(import_module(self.wheel), self.function)()
@@ -218,6 +219,8 @@ _JS_KEY = _path_key(("index",))
 _JS = ("ecma.scm", "javascript.scm")
 _TS = ("ecma.scm", "typescript.scm")
 _RUST_KEY = _path_key(("mod", "lib", "main"))
+# C++ in a C header: what C cannot say (`namespace x`, `template <`, `public:`, `a::b`)
+_CPP_HINT = r"\bnamespace\s+\w|\btemplate\s*<|^\s*(?:public|private|protected)\s*:|\w::\w"
 SPECS = (
     LanguageSpec("javascript", "tree_sitter_javascript", "language", _JS, _JS_KEY, _js_imports),
     LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", _TS, _JS_KEY, _js_imports),
@@ -231,7 +234,7 @@ SPECS = (
         "kotlin", "tree_sitter_kotlin", "language", ("kotlin.scm",), _namespace_key, _dotted_imports
     ),
     LanguageSpec("rust", "tree_sitter_rust", "language", ("rust.scm",), _RUST_KEY, _rust_imports),
-    LanguageSpec("c", "tree_sitter_c", "language", ("c.scm",), _c_key, _c_imports, fallback="cpp"),
+    LanguageSpec("c", "tree_sitter_c", "language", ("c.scm",), _c_key, _c_imports, "cpp", _CPP_HINT),
     LanguageSpec("cpp", "tree_sitter_cpp", "language", ("c.scm", "cpp.scm"), _c_key, _c_imports),
     LanguageSpec("ruby", "tree_sitter_ruby", "language", ("ruby.scm",), _path_key(), _ruby_imports),
     LanguageSpec("php", "tree_sitter_php", "language_php", ("php.scm",), _package_key, _dotted_imports),

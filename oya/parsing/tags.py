@@ -26,8 +26,8 @@ Theory of operation:
   (``module``, ``class``, ``function``, ``method``); the signature says ``interface`` or ``struct``.
 * Doc comments are the comment block right above a definition (attributes and annotations in
   between are skipped), markers stripped.
-* A file tree-sitter cannot read is not half-parsed: when errors cover more than
-  ``MAX_ERROR_SHARE`` of it, or it is too long or minified-looking, ``ParseError`` is raised and
+* A file tree-sitter cannot read is not half-parsed: when there is more than one recovered error in
+  ``ERROR_LINES`` of it, or it is too long or minified-looking, ``ParseError`` is raised and
   the pipeline indexes the file as text and counts it as degraded.
 """
 
@@ -45,7 +45,6 @@ from oya.errors import ParseError
 from oya.models import ParsedFile, Reference, SourceFile
 from oya.parsing.common import (
     end_line,
-    error_bytes,
     node_text,
     owners,
     parsed_file,
@@ -56,19 +55,31 @@ from oya.parsing.common import (
 if TYPE_CHECKING:
     from oya.parsing.languages import LanguageSpec
 
-MAX_ERROR_SHARE = 0.10  # of the file's bytes inside error nodes
+# more recovered errors than one per ERROR_LINES lines (and at least MIN_ERRORS): too broken to trust;
+# fewer are grammar gaps (an unknown macro, a new keyword) that cost a few symbols at most
+ERROR_LINES = 5
+MIN_ERRORS = 3
 MAX_LINES = 50_000
 MAX_MEAN_LINE = 300  # characters: minified or generated
 _SIGNATURE_MAX = 200
 _DOC_MAX = 2000
 _DEF_KINDS = ("class", "function", "method", "scope")
 _CHAIN = re.compile(r"[\w$]+(?:\(\))?(?:\.[\w$]+(?:\(\))?)*")
+_NAME = re.compile(r"[\w$~]+[?!=]?")
 _GENERIC = re.compile(r"<[^<>()]*>")
 _ARGS = re.compile(r"\([^()]*\)")
 _SEPARATOR = re.compile(r"\?\.|::|->|\\|\.")
 _SELF = {"this": "self", "$this": "self", "self": "self", "Self": "self", "@": "self"}
 # what wraps a single definition: `export`, `const f = () => ...`, Go's `type T struct`
-_WRAPPERS = frozenset({"export_statement", "lexical_declaration", "variable_declaration", "type_declaration"})
+_WRAPPERS = frozenset(
+    {
+        "export_statement",
+        "lexical_declaration",
+        "variable_declaration",
+        "type_declaration",
+        "expression_statement",
+    }
+)
 _HEADER_END = re.compile(r"(?:\s*(?:\{|=>|=|->))+\s*$")
 _NAMED_FILE = re.compile(
     r"[\"'`]((?:\.{0,2}/)?[\w-]+(?:/[\w.-]+)*\.(?:py|go|js|mjs|ts|tsx|rb|php|java|rs|c|cpp|cs|sh))[\"'`]"
@@ -239,6 +250,8 @@ class TagsParser:
         self._language = Language(grammar)
         self._parser = TreeSitterParser(self._language)
         self._query = Query(self._language, query_text)
+        # a file this grammar would misread goes to the fallback's grammar at once (C++ in a .h)
+        self._hint = re.compile(spec.fallback_hint, re.MULTILINE) if spec.fallback_hint else None
 
     def _check_size(self, text: str, lines: list[str]) -> None:
         if len(lines) > MAX_LINES:
@@ -249,17 +262,21 @@ class TagsParser:
             )
 
     def parse(self, file: SourceFile) -> ParsedFile:
+        if self._hint is not None and self._hint.search(file.text):
+            return self._fallback().parse(file)
         try:
             return self._parse(file)
         except ParseError:
             if not self.spec.fallback:
                 raise
-            from oya.parsing import parser_for
+            return self._fallback().parse(file)
 
-            fallback = parser_for(self.spec.fallback)
-            if fallback is None:
-                raise
-            return fallback.parse(file)
+    def _fallback(self) -> TagsParser:
+        from oya.parsing import parser_for
+
+        fallback = parser_for(self.spec.fallback)
+        assert isinstance(fallback, TagsParser), self.spec.fallback
+        return fallback
 
     def _parse(self, file: SourceFile) -> ParsedFile:
         lines = split_lines(file.text)
@@ -268,20 +285,21 @@ class TagsParser:
         root = self._parser.parse(source).root_node
         errors: list[tuple[int, str]] = []
         if root.has_error:
+            # A count, not the bytes under ERROR nodes: one unknown macro can wrap a whole C file
+            # in an ERROR whose children still parse well.
             errors = syntax_errors(root)
-            share = error_bytes(root) / max(1, len(source))
-            if share > MAX_ERROR_SHARE or not errors:
-                first = errors[0][1] if errors else "unreadable"
-                raise ParseError(f"{share:.0%} of the file unreadable ({first})")
+            if len(errors) >= MIN_ERRORS and len(errors) * ERROR_LINES > len(lines):
+                raise ParseError(f"{len(errors)} syntax errors in {len(lines)} lines ({errors[0][1]})")
         matches = QueryCursor(self._query).matches(root)
         defs: list[_Definition] = []
         package = ""
         for _, caps in matches:
             kind = next((k for k in _DEF_KINDS if k in caps), None)
             if kind is not None:
-                name = dotted(node_text(caps["name"][0])) if "name" in caps else ""
+                name = dotted(node_text(caps["name"][0])).rpartition(".")[2] if "name" in caps else ""
                 receiver = dotted(node_text(caps["receiver"][0])) if "receiver" in caps else ""
-                defs.append(_Definition(caps[kind][0], kind, name.rpartition(".")[2], receiver))
+                if _NAME.fullmatch(name):  # not a C++ operator or a template the grammar misread
+                    defs.append(_Definition(caps[kind][0], kind, name, receiver.rpartition(".")[2]))
             elif "package" in caps and not package:
                 package = dotted(node_text(caps["package"][0]))
         key = self.spec.module_key(file.path, package)

@@ -25,7 +25,7 @@ def test_a_syntax_error_file_is_text_and_counted_the_rest_is_parsed(tmp_path: Pa
     scan = scan_repository(tmp_path)
     graph = parse_and_link(scan)
     assert set(graph.degraded) == {"broken.js"}
-    assert "unreadable" in graph.degraded["broken.js"]
+    assert "syntax errors in 7 lines" in graph.degraded["broken.js"]
     assert "broken.js" not in graph.parsed
     assert {n.id for n in graph.nodes} >= {"good.go::main", "good.go::helper"}
     chunks = make_chunks(scan, graph)

@@ -30,3 +30,18 @@
   function: (identifier) @_require
   arguments: (arguments . (string (string_fragment) @import))
   (#eq? @_require "require"))
+; `obj.name = function () {}` (a method of obj), `Cls.prototype.name = ...`, `exports.name = ...`
+(assignment_expression
+  left: (member_expression object: (identifier) @receiver property: (property_identifier) @name)
+  right: [(function_expression) (arrow_function)]
+  (#not-any-of? @receiver "exports" "module")) @method
+(assignment_expression
+  left: (member_expression
+    object: (member_expression object: (identifier) @receiver property: (property_identifier) @_prototype)
+    property: (property_identifier) @name)
+  right: [(function_expression) (arrow_function)]
+  (#eq? @_prototype "prototype")) @method
+(assignment_expression
+  left: (member_expression object: (identifier) @_exports property: (property_identifier) @name)
+  right: [(function_expression) (arrow_function)]
+  (#any-of? @_exports "exports" "module")) @function
