@@ -66,7 +66,9 @@ def unpack(mirror: Path, repo: str, into: Path) -> Path:
     git_dir = mirror / repo.replace("/", "+") / "repo"
     target = into / repo.replace("/", "+")
     target.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "HEAD"], capture_output=True, check=True)
+    archive = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "archive", "HEAD"], capture_output=True, check=True
+    )
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     return target
 
@@ -123,7 +125,9 @@ def main() -> None:
         for _ in range(args.rounds):
             for row in rows:
                 parse_all(row)
-    print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}, rounds: {args.rounds}\n")
+    print(
+        f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}, rounds: {args.rounds}\n"
+    )
     report(rows)
 
 
