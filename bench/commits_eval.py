@@ -99,27 +99,57 @@ def _dagster_home() -> Path:
 def run_queries(evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path) -> None:
     from commits_rank import IndexRankers
 
-    for repo in dict.fromkeys(q["repo"] for q in queries):
-        todo = [q for q in queries if q["repo"] == repo and q["id"] not in done]
-        for q in todo:
-            tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
-            out = CACHE / "index" / repo.replace("/", "+")
-            built = build_index(tree, out)
-            t0 = time.perf_counter()
-            rankers = IndexRankers(out, tree)
-            try:
-                rows = rankers.rank(q["query"])
-            finally:
-                rankers.close()
-            rec = {"id": q["id"], "rows": rows, "build": built, "rank_seconds": time.perf_counter() - t0}
-            done[q["id"]] = rec
-            with log.open("a") as fh:
-                fh.write(json.dumps(rec) + "\n")
-            print(
-                f"  {q['id']}: build {built['seconds']:.0f}s ({built['chunks']} chunks, {built['embedded']} embedded), "
-                f"rank {rec['rank_seconds']:.1f}s, oya top1 {rows['oya'][:1]}",
-                flush=True,
-            )
+    for q in interleaved(queries):
+        if q["id"] in done:
+            continue
+        tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
+        out = CACHE / "index" / q["repo"].replace("/", "+")
+        built = build_index(tree, out)
+        t0 = time.perf_counter()
+        rankers = IndexRankers(out, tree)
+        try:
+            rows = rankers.rank(q["query"])
+        finally:
+            rankers.close()
+        rec = {"id": q["id"], "rows": rows, "build": built, "rank_seconds": time.perf_counter() - t0}
+        done[q["id"]] = rec
+        with log.open("a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        print(
+            f"  {q['id']}: build {built['seconds']:.0f}s ({built['chunks']} chunks, {built['embedded']} embedded),"
+            f" rank {rec['rank_seconds']:.1f}s, oya top1 {rows['oya'][:1]}",
+            flush=True,
+        )
+
+
+def interleaved(queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rounds over the repositories (oldest and newest fix of each first, then the middle ones),
+    so a run stopped early still covers every repository and language."""
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    for q in queries:
+        by_repo.setdefault(q["repo"], []).append(q)
+    keyed = []
+    for qs in by_repo.values():
+        for rnd, i in enumerate(spread_order(len(qs))):
+            keyed.append((rnd, qs[i]))
+    return [q for _, q in sorted(keyed, key=lambda t: t[0])]
+
+
+def spread_order(n: int) -> list[int]:
+    """0 .. n-1 as ends first, then repeated midpoints: 5 -> [0, 4, 2, 1, 3]."""
+    if n <= 0:
+        return []
+    order, spans = [0], [(0, n - 1)]
+    if n > 1:
+        order.append(n - 1)
+    while spans:
+        lo, hi = spans.pop(0)
+        if hi - lo < 2:
+            continue
+        mid = (lo + hi) // 2
+        order.append(mid)
+        spans += [(lo, mid), (mid, hi)]
+    return order
 
 
 def load_log(log: Path) -> dict[str, Any]:

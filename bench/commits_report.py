@@ -14,6 +14,8 @@ VIEWS = {
     "all": "every indexed file may rank",
     "source": "non-source files (tests, docs, change logs, templates, config) removed from the list",
     "prior": "tests/docs/change logs/templates the question does not ask about moved after the rest",
+    "prior-subject": "as prior, but only the question's first line can ask for a kind",
+    "prior-always": "tests/docs/change logs/templates moved after the rest whatever the question says",
 }
 MAIN_ROWS = ("oya", "bm25-files", "bm25-chunks", "embedding")
 COLS = ("R@1", "R@5", "R@10", "Acc@5", "MRR")
@@ -26,6 +28,10 @@ def view(files: Sequence[str], question: str, name: str) -> list[str]:
         return [p for p in files if file_kind(p) == "source"]
     if name == "prior":
         return kind_prior(files, question)
+    if name == "prior-subject":
+        return kind_prior(files, question.strip().split("\n", 1)[0])
+    if name == "prior-always":
+        return kind_prior(files, "")
     raise ValueError(name)
 
 
