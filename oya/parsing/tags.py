@@ -9,7 +9,8 @@ Theory of operation:
 
   ``@class`` / ``@function`` / ``@method`` / ``@scope`` with ``@name``
       a definition and its name. ``@scope`` (a Rust ``impl``) names a container without being a
-      symbol; ``@receiver`` (a Go receiver type, a C++ ``Cls::``) puts a method under its type.
+      symbol; ``@receiver`` (a Go receiver type, a C++ ``Cls::``) puts a method under its type,
+      and ``@self`` names the receiver variable (Go's ``s`` in ``func (s *Store)``), read as ``self``.
   ``@call`` (+ ``@call.object``)
       a callee; written as ``obj.name`` whatever the language's separator (``::``, ``->``).
   ``@inherit``
@@ -66,6 +67,7 @@ _DOC_MAX = 2000
 _DEF_KINDS = ("class", "function", "method", "scope")
 _CHAIN = re.compile(r"[\w$]+(?:\(\))?(?:\.[\w$]+(?:\(\))?)*")
 _NAME = re.compile(r"[\w$~]+[?!=]?")
+_PLAIN = re.compile(r"[\w$]+(?:\.[\w$]+)*")
 _GENERIC = re.compile(r"<[^<>()]*>")
 _ARGS = re.compile(r"\([^()]*\)")
 _SEPARATOR = re.compile(r"\?\.|::|->|\\|\.")
@@ -90,11 +92,14 @@ _COMMENT_MARK = re.compile(r"^\s*(?:/\*+!?|\*+/|\*|///?!?|#+|--)\s?")
 
 def dotted(text: str) -> str:
     """``a::b``, ``a->b``, ``a?.b``, ``A\\B`` as ``a.b``; generics and argument lists dropped."""
-    text = "".join(text.split())
-    for _ in range(3):
-        text = _GENERIC.sub("", text)
-        text = _ARGS.sub("()", text)
-    text = _SEPARATOR.sub(".", text).strip(".")
+    if not _PLAIN.fullmatch(text):  # most names are plain: `foo`, `a.b` (a hot path on big files)
+        text = "".join(text.split())
+        for _ in range(3):
+            if "<" not in text and "(" not in text:
+                break
+            text = _GENERIC.sub("", text)
+            text = _ARGS.sub("()", text)
+        text = _SEPARATOR.sub(".", text).strip(".")
     head, dot, rest = text.partition(".")
     if head in _SELF:
         text = "self" + dot + rest
@@ -110,7 +115,7 @@ def callee(name: Node, obj: Node | None) -> str | None:
     if _CHAIN.fullmatch(text):
         return text
     last = dotted(node_text(name)).rpartition(".")[2]
-    return f"?.{last}" if re.fullmatch(r"[\w$]+", last) else None
+    return f"?.{last}" if _PLAIN.fullmatch(last) and "." not in last else None
 
 
 def _doc(outer: Node) -> str:
@@ -159,6 +164,7 @@ class _Definition:
     kind: str
     name: str
     receiver: str
+    self_name: str = ""
 
 
 @dataclass
@@ -176,6 +182,7 @@ class _Extraction:
     symbols: dict[str, Symbol] = field(default_factory=dict)
     references: list[Reference] = field(default_factory=list)
     imports: dict[str, str] = field(default_factory=dict)
+    self_names: dict[str, str] = field(default_factory=dict)  # method id -> its receiver variable
 
     def definitions(self, defs: list[_Definition]) -> list[tuple[int, int, str]]:
         """Symbols of the definitions; the (start, end, owner) ranges that own references."""
@@ -201,6 +208,8 @@ class _Extraction:
                     owner = node_id
                     if node_id not in self.symbols:
                         self.symbols[node_id] = self._symbol(d, node_id, qualname, bool(prefix))
+                        if d.self_name:
+                            self.self_names[node_id] = d.self_name
             stack.append(_Scope(end, owner, qualname, d.kind in ("class", "scope")))
             ranges.append((start, end, owner))
         return ranges
@@ -226,6 +235,9 @@ class _Extraction:
         for (node, kind, target), owner in zip(
             found, owners(ranges, [f[0].start_byte for f in found], self.path), strict=True
         ):
+            head, dot, rest = target.partition(".")
+            if dot and head == self.self_names.get(owner):
+                target = f"self.{rest}"
             self.references.append(Reference(owner, kind, target, node.start_point.row + 1))
 
 
@@ -298,8 +310,11 @@ class TagsParser:
             if kind is not None:
                 name = dotted(node_text(caps["name"][0])).rpartition(".")[2] if "name" in caps else ""
                 receiver = dotted(node_text(caps["receiver"][0])) if "receiver" in caps else ""
+                self_name = node_text(caps["self"][0]) if "self" in caps else ""
                 if _NAME.fullmatch(name):  # not a C++ operator or a template the grammar misread
-                    defs.append(_Definition(caps[kind][0], kind, name, receiver.rpartition(".")[2]))
+                    defs.append(
+                        _Definition(caps[kind][0], kind, name, receiver.rpartition(".")[2], self_name)
+                    )
             elif "package" in caps and not package:
                 package = dotted(node_text(caps["package"][0]))
         key = self.spec.module_key(file.path, package)

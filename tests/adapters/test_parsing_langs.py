@@ -65,6 +65,7 @@ GOLDEN: dict[str, tuple[set[tuple[str, str]], set[tuple[str, str, str, float]]]]
             ("function", "store/store.go::New"),
             ("class", "store/store.go::Store"),
             ("method", "store/store.go::Store.Get"),
+            ("method", "store/store.go::Store.Has"),
         },
         {
             ("cmd/main.go", "store/normalize.go", "imports", 1.0),
@@ -72,6 +73,7 @@ GOLDEN: dict[str, tuple[set[tuple[str, str]], set[tuple[str, str, str, float]]]]
             ("cmd/main.go::main", "store/store.go::New", "calls", 0.9),
             ("cmd/main.go::main", "store/store.go::Store.Get", "calls", 0.3),
             ("store/store.go::Store.Get", "store/normalize.go::normalize", "calls", 0.8),
+            ("store/store.go::Store.Has", "store/store.go::Store.Get", "calls", 0.8),
         },
     ),
     "java": (

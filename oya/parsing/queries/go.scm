@@ -4,6 +4,7 @@
 (method_declaration
   receiver: (parameter_list
     (parameter_declaration
+      name: (identifier)? @self
       type: [
         (type_identifier) @receiver
         (pointer_type (type_identifier) @receiver)
