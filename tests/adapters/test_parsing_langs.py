@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from oya.graph_build import build_graph
-from oya.parsing import parser_for
+from oya.graph_keys import KeyIndex
+from oya.models import ParsedFile
+from oya.parsing import languages, parser_for
 from oya.reader import scan_repository
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
@@ -331,3 +333,66 @@ def test_spans_cover_the_definition_with_its_export_or_wrapper() -> None:
     assert (found.kind, found.start_line, found.end_line) == ("function", 6, 6)
     found = node("go", "store/store.go::Store")
     assert (found.start_line, found.end_line) == (5, 7)  # `type Store struct {...}`
+
+
+# -- module keys and imports, one rule at a time --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("function", "path", "key", "spec", "relative", "expected"),
+    [
+        (languages._js_imports, "web/src/a.ts", "web/src/a", '"../lib/index.js"', False, [(None, "web/lib")]),
+        (languages._js_imports, "a.js", "a", "'react'", False, [(None, "npm:react")]),
+        (languages._js_imports, "a.js", "a", "'../../up'", False, []),  # out of the repository
+        (
+            languages._go_imports,
+            "x.go",
+            "x",
+            '"github.com/spf13/cobra/v2"',
+            False,
+            [("cobra", "github_com/spf13/cobra/v2")],
+        ),
+        (languages._go_imports, "x.go", "x", '"gopkg.in/yaml.v3"', False, [("yaml", "gopkg_in/yaml_v3")]),
+        (languages._dotted_imports, "A.java", "k", "com.acme.Store", False, [("Store", "com/acme/Store")]),
+        (
+            languages._dotted_imports,
+            "a.php",
+            "k",
+            "App\\Support\\Clock",
+            False,
+            [("Clock", "App/Support/Clock")],
+        ),
+        (languages._ruby_imports, "lib/a/b.rb", "lib/a/b", "../c", True, [(None, "lib/c")]),
+        (languages._c_imports, "src/x.c", "src/x_c", '"kv/list.h"', False, [(None, "kv/list_h")]),
+        (languages._rust_imports, "src/a/b.rs", "src/a/b", "super::c::D", False, [("D", "src/a/c/D")]),
+        (
+            languages._rust_imports,
+            "src/lib.rs",
+            "src",
+            "crate::x::{Y, z::W as V}",
+            False,
+            [("Y", "x/Y"), ("V", "x/z/W")],
+        ),
+        (languages._rust_imports, "src/lib.rs", "src", "child", True, [("child", "src/child")]),
+    ],
+)
+def test_import_specs_become_module_keys(function, path, key, spec, relative, expected) -> None:
+    assert function(path, key, spec, relative) == expected
+
+
+def keys(*pairs: tuple[str, str]) -> KeyIndex:
+    return KeyIndex([ParsedFile(path, key, (), ()) for path, key in pairs], {})
+
+
+def test_locate_whole_tail_and_prefix_matches_with_their_bands() -> None:
+    index = keys(("include/fmt/core.h", "include/fmt/core_h"), ("cmd/doc/doc.go", "cmd/doc"))
+    assert index.locate("fmt/core_h", "src/a.cc") == ("include/fmt/core_h", [], 1.0)
+    assert index.locate("github_com/x/tool/cmd/doc", "main.go") == ("cmd/doc", [], 1.0)
+    assert index.locate("cmd/doc.Render", "main.go") == ("cmd/doc", ["Render"], 0.9)
+    assert index.locate("npm:cmd/doc", "main.go") is None
+    assert index.locate("nothing/here", "main.go") is None
+
+
+def test_locate_prefers_the_nearest_of_several_keys_at_a_lower_band() -> None:
+    index = keys(("a/util/x.h", "a/util/x_h"), ("b/util/x.h", "b/util/x_h"))
+    assert index.locate("util/x_h", "b/main.c") == ("b/util/x_h", [], 0.5)
