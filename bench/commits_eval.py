@@ -96,10 +96,12 @@ def _dagster_home() -> Path:
     return home
 
 
-def run_queries(evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path) -> None:
+def run_queries(
+    evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path, spread: bool
+) -> None:
     from commits_rank import IndexRankers
 
-    for q in interleaved(queries):
+    for q in interleaved(queries, spread):
         if q["id"] in done:
             continue
         tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
@@ -122,15 +124,15 @@ def run_queries(evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[
         )
 
 
-def interleaved(queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rounds over the repositories (oldest and newest fix of each first, then the middle ones),
-    so a run stopped early still covers every repository and language."""
+def interleaved(queries: Sequence[dict[str, Any]], spread: bool) -> list[dict[str, Any]]:
+    """Rounds over the repositories, so a run stopped early still covers every repository and
+    language: oldest fix first, then (``spread``) the newest and the middle ones, or the next."""
     by_repo: dict[str, list[dict[str, Any]]] = {}
     for q in queries:
         by_repo.setdefault(q["repo"], []).append(q)
     keyed = []
     for qs in by_repo.values():
-        for rnd, i in enumerate(spread_order(len(qs))):
+        for rnd, i in enumerate(spread_order(len(qs)) if spread else range(len(qs))):
             keyed.append((rnd, qs[i]))
     return [q for _, q in sorted(keyed, key=lambda t: t[0])]
 
@@ -178,7 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--repos", default="", help="comma-separated owner/name (default: all)")
     ap.add_argument("--languages", default="", help="comma-separated languages as the set labels them")
-    ap.add_argument("--per-repo", type=int, default=0, help="queries per repository, evenly spread (0 = all)")
+    ap.add_argument("--per-repo", type=int, default=0, help="queries per repository (0 = all); see --sample")
+    ap.add_argument(
+        "--sample",
+        default="oldest",
+        choices=["oldest", "spread"],
+        help="with --per-repo: the oldest fixes (cheap: consecutive trees share chunks) or evenly spread",
+    )
     ap.add_argument("--jobs", type=int, default=1, choices=[1], help="one query at a time (2 shared cores)")
     ap.add_argument("--resume", action="store_true", help="keep rankings already in the run log")
     ap.add_argument("--out", default=str(RESULTS / "commits_eval.json"))
@@ -187,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     evalset = EvalSet(Path(a.set))
-    queries = sample(evalset.queries, a.repos, a.languages, a.per_repo)
+    queries = sample(evalset.queries, a.repos, a.languages, a.per_repo, a.sample)
     if not queries:
         print("no queries match --repos/--languages", file=sys.stderr)
         return 2
@@ -208,13 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.report_only:
         queries = [q for q in queries if q["id"] in done]
     else:
-        run_queries(evalset, queries, done, log)
+        run_queries(evalset, queries, done, log, a.sample == "spread")
     result = summarize(evalset, queries, done, CACHE / "preds")
     result["meta"] = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _git_head(),
         "queries": len(queries),
-        "options": {"repos": a.repos, "languages": a.languages, "per_repo": a.per_repo},
+        "options": {"repos": a.repos, "languages": a.languages, "per_repo": a.per_repo, "sample": a.sample},
         "seconds": round(time.perf_counter() - t0, 1),
         "loadavg": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else [],
         "views": VIEWS,

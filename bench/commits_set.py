@@ -92,10 +92,12 @@ class EvalSet:
 
 
 def sample(
-    queries: Sequence[dict[str, Any]], repos: str, languages: str, per_repo: int
+    queries: Sequence[dict[str, Any]], repos: str, languages: str, per_repo: int, how: str = "oldest"
 ) -> list[dict[str, Any]]:
     """Queries of the chosen repositories/languages; ``per_repo`` > 0 keeps that many per
-    repository, evenly spread over the set's order (oldest to newest fix)."""
+    repository: the oldest fixes (``oldest``: consecutive commits share most chunks, so each
+    later build embeds a fraction) or evenly spread from oldest to newest (``spread``: every
+    build embeds nearly all its chunks anew)."""
     want_repos = {r.strip() for r in repos.split(",") if r.strip()}
     want_langs = {x.strip().lower() for x in languages.split(",") if x.strip()}
     by_repo: dict[str, list[dict[str, Any]]] = {}
@@ -107,7 +109,9 @@ def sample(
         by_repo.setdefault(q["repo"], []).append(q)
     out: list[dict[str, Any]] = []
     for qs in by_repo.values():
-        if 0 < per_repo < len(qs):
+        if 0 < per_repo < len(qs) and how == "oldest":
+            qs = qs[:per_repo]
+        elif 0 < per_repo < len(qs):
             step = (len(qs) - 1) / max(per_repo - 1, 1)
             picks = sorted({round(i * step) for i in range(per_repo)})
             qs = [qs[i] for i in picks]
