@@ -18,7 +18,15 @@ Name matching skips builtin names (``len``) and the method names of builtin type
 (``x.update()``, ``x.items()``), and it respects how the name is used: a bare call (``foo()``) can only mean a
 function or a class, an attribute call on an unknown object (``obj.save()``) only a method,
 and a base class only a class. A head bound to an import that leaves the repository
-(``np.array``) is never name-matched: the import says where it comes from.
+(``np.array``) is never name-matched: the import says where it comes from. Name matching
+stays within a language family (``oya.graph_keys.family``).
+
+Every other language links through module keys (``oya.graph_keys``) with the same bands: an
+import found whole 1.0, a name inside it 0.9 (several equally good keys: the nearest, 0.5);
+``this``/``self``/a Go receiver, an implicit ``this`` member and the file's own package (a Go
+package, a Java package's sibling class) 0.8; through an import binding or a namespace the file
+opens (C# ``using``) 0.9. A string naming a repository file (``file:`` imports, from another
+program's command line) is an ``imports`` edge at 1.0.
 
 Duplicate edges (same source, target, kind) keep their highest confidence; self-loops are
 dropped (a recursive call adds nothing to retrieval).
