@@ -65,11 +65,15 @@ class CodeGraphStats(AssetStats):
     edges: int
     parse_errors: int
     parses_reused: int
+    degraded_files: int  # files a parser could not handle, indexed as text
     stats: dict[str, Any]
     seconds: float
 
     def describe(self) -> str:
-        return f"{self.symbols} symbols, {self.edges} edges, {self.parse_errors} syntax errors recovered"
+        text = f", {self.degraded_files} unparsable files read as text" if self.degraded_files else ""
+        return (
+            f"{self.symbols} symbols, {self.edges} edges, {self.parse_errors} syntax errors recovered{text}"
+        )
 
 
 @dataclass(frozen=True, slots=True)

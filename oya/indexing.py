@@ -15,6 +15,7 @@ from pathlib import Path
 from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
 from oya.embed import Embedder, embed_chunks
+from oya.errors import ParseError
 from oya.graph_build import build_graph, graph_stats
 from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
@@ -35,6 +36,8 @@ class CodeGraphData:
     parse_errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
     encoded: dict[str, bytes] = field(default_factory=dict)  # what the index keeps for the next build
     reused: int = 0  # files whose parse came from the previous index
+    # files a parser could not read (too broken, too long, generated): indexed as text, path -> why
+    degraded: dict[str, str] = field(default_factory=dict)
 
     def stats(self) -> dict[str, int | float]:
         return graph_stats(self.nodes, self.edges)
@@ -73,19 +76,24 @@ def parse_and_link(
     previous = previous_parses(out_dir) if out_dir is not None else {}
     parsed: dict[str, ParsedFile] = {}
     encoded: dict[str, bytes] = {}
+    degraded: dict[str, str] = {}
     reused = 0
     for i, f in enumerate(scan_result.files):
         if (taken := _taken(f, previous.get(f.path))) is not None:
             parsed[f.path], encoded[f.path] = taken
             reused += 1
         elif (parser := parser_for(f.language)) is not None:
-            parsed[f.path] = parser.parse(f)
-            encoded[f.path] = encode_parse(parsed[f.path])
+            try:
+                parsed[f.path] = parser.parse(f)
+            except ParseError as err:  # the file stays in the index as text chunks
+                degraded[f.path] = str(err)
+            else:
+                encoded[f.path] = encode_parse(parsed[f.path])
         if progress:
             progress(i + 1, len(scan_result.files))
     nodes, edges = build_graph(list(parsed.values()))
     errors = {p: pf.errors for p, pf in parsed.items() if pf.errors}
-    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, encoded, reused)
+    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, encoded, reused, degraded)
 
 
 def make_chunks(
@@ -154,6 +162,7 @@ def write_search_index(
         "model_id": embeddings.model_id,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "parse_errors": str(sum(len(v) for v in graph.parse_errors.values())),
+        "degraded_files": str(len(graph.degraded)),
         "reuse_key": reuse_key(),
     }
     return write_index(

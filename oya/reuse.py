@@ -42,17 +42,27 @@ _MODULES = (
     "oya.core.tokenize",
     "oya.parsing",
     "oya.parsing.python",
+    "oya.parsing.common",
+    "oya.parsing.tags",
+    "oya.parsing.languages",
     "oya.chunking",
     "oya.store",
     "oya.store_patch",
 )
-_PACKAGES = ("tree-sitter", "tree-sitter-python")
+_PACKAGES = (
+    "tree-sitter",
+    "tree-sitter-python",
+    *(f"tree-sitter-{name}" for name in ("javascript", "typescript", "go", "java", "kotlin", "c-sharp")),
+    *(f"tree-sitter-{name}" for name in ("rust", "c", "cpp", "ruby", "php")),
+)
 
 
 def _key_of_loaded_code() -> str:
     digest = hashlib.sha256()
     for name in _MODULES:
         digest.update(Path(str(import_module(name).__file__)).read_bytes())
+    for query in sorted((Path(str(import_module("oya.parsing").__file__)).parent / "queries").glob("*.scm")):
+        digest.update(query.read_bytes())  # the tags queries decide parses as much as the code
     for package in _PACKAGES:
         with contextlib.suppress(PackageNotFoundError):
             digest.update(f"{package}=={version(package)}".encode())

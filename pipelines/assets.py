@@ -97,6 +97,7 @@ def code_graph(
         edges=int(counts["edges"]),
         parse_errors=sum(len(v) for v in graph.parse_errors.values()),
         parses_reused=graph.reused,
+        degraded_files=len(graph.degraded),
         stats=counts,
         seconds=_seconds(t0),
     )

@@ -1,0 +1,194 @@
+"""File rankings for one built index: Oya's own, the reference rows and the aggregation variants.
+
+Everything here reads a finished Oya index (chunks, their tokens, their vectors) and the tree
+it was built from; nothing is written. One ``IndexRankers`` per (repository, commit):
+
+* ``oya``: ``Searcher.search(...).files``, what ``oya search --files`` prints (k = 10), and
+  ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views).
+* ``bm25-files``: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each indexed file's whole
+  text, tokenized by the core's code-aware tokenizer (camel/snake parts + whole identifiers).
+* ``bm25-chunks``: the same BM25 over Oya's chunks (title + text, the lexical channel's
+  tokens); a file scores its best chunk.
+* ``embedding``: cosine of the question's MiniLM vector with every chunk vector of the index;
+  a file scores its best chunk.
+* ``fused-*``: the two chunk channels fused by RRF (k = 10, the core's default, each channel
+  cut at its first 100 chunks like the core's ``fetch_k``), then aggregated per file:
+  ``max`` (best chunk), ``sum`` (every pooled chunk), ``sumnorm`` (sum / sqrt of the file's
+  chunk count, so long files are not favoured), ``decay`` (1, 1/2, 1/4 of the best three) and
+  ``decay+filedoc`` (decay fused at file level with BM25 over a file document of
+  path tokens + text).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from oya.core.tokenize import tokenize
+from oya.searcher import Searcher
+from oya.store import Index
+
+RRF_K = 10
+FETCH = 100
+DEPTH = 100  # files kept per row and query (enough for every view)
+AGGREGATIONS = ("max", "sum", "sumnorm", "decay")
+
+
+def _bm25(docs: Sequence[list[str]]) -> bm25s.BM25:
+    model = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    # an empty document still needs a row; bm25s maps it to its empty token
+    model.index([d for d in docs], show_progress=False)
+    return model
+
+
+def _scores(model: bm25s.BM25, tokens: list[str]) -> np.ndarray:
+    known = [t for t in tokens if t in model.vocab_dict]
+    if not known:
+        return np.zeros(model.scores["num_docs"], dtype=np.float32)
+    return np.asarray(model.get_scores(known), dtype=np.float64)
+
+
+def best_per_file(paths: Sequence[str], scores: np.ndarray) -> list[str]:
+    """Files ordered by their best chunk's score (ties by path); zero-score chunks never rank."""
+    best: dict[str, float] = {}
+    for i in np.argsort(-scores, kind="stable")[: max(DEPTH * 20, 2000)]:
+        s = float(scores[i])
+        if s <= 0:
+            break
+        p = paths[i]
+        if p not in best:
+            best[p] = s
+    return sorted(best, key=lambda p: (-best[p], p))[:DEPTH]
+
+
+def ordered(scores: dict[str, float]) -> list[str]:
+    return sorted(scores, key=lambda p: (-scores[p], p))[:DEPTH]
+
+
+def aggregate(pool: Sequence[tuple[str, float]], how: str, n_chunks: dict[str, int]) -> dict[str, float]:
+    """File scores from (path, chunk score) pairs, best first."""
+    by_path: dict[str, list[float]] = {}
+    for path, s in pool:
+        by_path.setdefault(path, []).append(s)
+    out: dict[str, float] = {}
+    for path, ss in by_path.items():
+        ss.sort(reverse=True)
+        if how == "max":
+            out[path] = ss[0]
+        elif how == "sum":
+            out[path] = sum(ss)
+        elif how == "sumnorm":
+            out[path] = sum(ss) / math.sqrt(max(n_chunks.get(path, 1), 1))
+        elif how == "decay":
+            out[path] = sum(s / 2**i for i, s in enumerate(ss[:3]))
+        else:
+            raise ValueError(how)
+    return out
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for ranking in rankings:
+        for r, item in enumerate(ranking):
+            out[item] = out.get(item, 0.0) + 1.0 / (k + r + 1)
+    return out
+
+
+@dataclass(frozen=True)
+class Corpus:
+    chunk_ids: list[str]
+    chunk_paths: list[str]
+    files: list[str]
+    chunk_bm25: bm25s.BM25
+    file_bm25: bm25s.BM25
+    filedoc_bm25: bm25s.BM25
+    matrix: np.ndarray  # chunk vectors, rows in chunk_ids order (unit length)
+    n_chunks: dict[str, int]
+
+
+def load_corpus(index: Index, tree: Path) -> Corpus:
+    token_rows = index.chunk_token_lists()
+    ids = [i for i, _ in token_rows]
+    paths_by_id = index.chunk_paths()
+    paths = [paths_by_id[i] for i in ids]
+    files = [p for p, _lang, _size, _n in index.files()]
+    texts = [_read(tree / p) for p in files]
+    blobs = dict(index.embedding_blobs())
+    dim = index.dim
+    matrix = np.zeros((len(ids), dim), dtype=np.float64)
+    for row, cid in enumerate(ids):
+        if cid in blobs:
+            matrix[row] = np.frombuffer(blobs[cid], dtype="<f4")
+    n_chunks: dict[str, int] = {}
+    for p in paths:
+        n_chunks[p] = n_chunks.get(p, 0) + 1
+    return Corpus(
+        chunk_ids=ids,
+        chunk_paths=paths,
+        files=files,
+        chunk_bm25=_bm25([t for _, t in token_rows]),
+        file_bm25=_bm25([tokenize(t) for t in texts]),
+        filedoc_bm25=_bm25(
+            [
+                tokenize(p.replace("/", " ").replace(".", " ")) * 2 + tokenize(t)
+                for p, t in zip(files, texts, strict=True)
+            ]
+        ),
+        matrix=matrix,
+        n_chunks=n_chunks,
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+class IndexRankers:
+    """Every row's file ranking for questions against one built index."""
+
+    def __init__(self, index_dir: Path, tree: Path) -> None:
+        self.searcher = Searcher.open(index_dir)
+        self.corpus = load_corpus(self.searcher.index, tree)
+
+    def close(self) -> None:
+        self.searcher.index.close()
+
+    def rank(self, question: str) -> dict[str, list[str]]:
+        c = self.corpus
+        out: dict[str, list[str]] = {}
+        out["oya"] = [f.path for f in self.searcher.search(question, k=10).files]
+        out["oya-k30"] = [f.path for f in self.searcher.search(question, k=30).files]
+        tokens = tokenize(question)
+        file_scores = _scores(c.file_bm25, tokens)
+        out["bm25-files"] = [
+            c.files[i] for i in np.argsort(-file_scores, kind="stable")[:DEPTH] if file_scores[i] > 0
+        ]
+        lex = _scores(c.chunk_bm25, tokens)
+        out["bm25-chunks"] = best_per_file(c.chunk_paths, lex)
+        vector, _reason = self.searcher.embed_query(question)
+        sem = (
+            c.matrix @ np.asarray(vector, dtype=np.float64)
+            if vector is not None
+            else np.zeros(len(c.chunk_ids))
+        )
+        out["embedding"] = best_per_file(c.chunk_paths, sem)
+        # chunk-level RRF of the two channels, each cut at FETCH like the core's fetch_k
+        lex_rank = [i for i in np.argsort(-lex, kind="stable")[:FETCH] if lex[i] > 0]
+        sem_rank = list(np.argsort(-sem, kind="stable")[:FETCH])
+        fused = rrf([lex_rank, sem_rank])
+        pool = [(c.chunk_paths[i], s) for i, s in fused.items()]
+        for how in AGGREGATIONS:
+            out[f"fused-{how}"] = ordered(aggregate(pool, how, c.n_chunks))
+        doc_scores = _scores(c.filedoc_bm25, tokens)
+        filedoc = [c.files[i] for i in np.argsort(-doc_scores, kind="stable")[:FETCH] if doc_scores[i] > 0]
+        decay = out["fused-decay"]
+        out["fused-decay+filedoc"] = ordered(rrf([decay, filedoc]))
+        return out

@@ -1,0 +1,130 @@
+"""Scores and tables for bench/commits_eval.py: each row in each view, through the set's score.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from commits_set import EvalSet
+from file_kinds import NON_CODE, file_kind, kind_prior, slot_shares
+
+VIEWS = {
+    "all": "every indexed file may rank",
+    "source": "non-source files (tests, docs, change logs, templates, config) removed from the list",
+    "prior": "tests/docs/change logs/templates the question does not ask about moved after the rest",
+    "prior-subject": "as prior, but only the question's first line can ask for a kind",
+    "prior-always": "tests/docs/change logs/templates moved after the rest whatever the question says",
+}
+MAIN_ROWS = ("oya", "bm25-files", "bm25-chunks", "embedding")
+COLS = ("R@1", "R@5", "R@10", "Acc@5", "MRR")
+
+
+def view(files: Sequence[str], question: str, name: str) -> list[str]:
+    if name == "all":
+        return list(files)
+    if name == "source":
+        return [p for p in files if file_kind(p) == "source"]
+    if name == "prior":
+        return kind_prior(files, question)
+    if name == "prior-subject":
+        return kind_prior(files, question.strip().split("\n", 1)[0])
+    if name == "prior-always":
+        return kind_prior(files, "")
+    raise ValueError(name)
+
+
+def summarize(
+    evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], preds_dir: Path
+) -> dict[str, Any]:
+    preds_dir.mkdir(parents=True, exist_ok=True)
+    ran = [q for q in queries if q["id"] in done]
+    rows = list(done[ran[0]["id"]]["rows"]) if ran else []
+    out: dict[str, Any] = {"rows": {}, "ran": len(ran)}
+    for row in rows:
+        out["rows"][row] = {}
+        for name in VIEWS:
+            lists = {q["id"]: view(done[q["id"]]["rows"][row], q["query"], name) for q in ran}
+            path = preds_dir / f"{row}.{name}.jsonl"
+            path.write_text("".join(json.dumps({"id": i, "files": f}) + "\n" for i, f in lists.items()))
+            scored = evalset.score(path)
+            shares = [slot_shares(f, 5) for f in lists.values()]
+            n = max(len(shares), 1)
+            out["rows"][row][name] = {
+                "summary": scored["summary"],
+                "top5_noncode": sum(sum(s[k] for k in NON_CODE) for s in shares) / n,
+                "top5_test": sum(s["test"] for s in shares) / n,
+                "top1_noncode": sum(1 for f in lists.values() if f and file_kind(f[0]) in NON_CODE),
+            }
+    builds = [done[q["id"]]["build"] for q in ran]
+    out["build"] = {
+        "seconds": round(sum(b["seconds"] for b in builds), 1),
+        "embedded": sum(max(b["embedded"], 0) for b in builds),
+        "rank_seconds": round(sum(done[q["id"]]["rank_seconds"] for q in ran), 1),
+    }
+    return out
+
+
+def _fmt(m: dict[str, float], col: str) -> str:
+    return f"{m[col]:.3f}" if col == "MRR" else f"{100 * m[col]:.1f}"
+
+
+def overall_table(result: dict[str, Any]) -> str:
+    head = (
+        "| row | view | n | "
+        + " | ".join(COLS)
+        + " | top-5 slots docs/changelog/template | top-5 slots tests | top-1 non-code |"
+    )
+    lines = [head, "|" + " --- |" * 3 + " ---: |" * (len(COLS) + 3)]
+    for row, views in result["rows"].items():
+        for name, r in views.items():
+            m = r["summary"]["overall"]
+            cells = [row, name, str(m["n"])] + [_fmt(m, c) for c in COLS]
+            cells += [
+                f"{100 * r['top5_noncode']:.1f} %",
+                f"{100 * r['top5_test']:.1f} %",
+                str(r["top1_noncode"]),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def language_table(result: dict[str, Any], name: str, rows: Sequence[str] = MAIN_ROWS) -> str:
+    rows = [r for r in rows if r in result["rows"]]
+    if not rows:
+        return ""
+    langs = [k for k in result["rows"][rows[0]][name]["summary"] if k != "overall"] + ["overall"]
+    head = "| language | n | " + " | ".join(f"{r} R@1 | {r} R@5 | {r} MRR" for r in rows) + " |"
+    lines = [head, "| --- | ---: |" + " ---: |" * (3 * len(rows))]
+    for lang in langs:
+        n = result["rows"][rows[0]][name]["summary"][lang]["n"]
+        cells = [lang, str(n)]
+        for r in rows:
+            m = result["rows"][r][name]["summary"][lang]
+            cells += [_fmt(m, "R@1"), _fmt(m, "R@5"), _fmt(m, "MRR")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    meta = result.get("meta", {})
+    parts = [
+        "# Commits eval (development set: ../shared/eval/commits)",
+        "",
+        f"{meta.get('date', '')}, code {meta.get('commit', '')}; {result['ran']} queries "
+        f"(options {json.dumps(meta.get('options', {}))}); load average {' '.join(meta.get('loadavg', []))}; "
+        f"{result['build']['embedded']} chunks embedded, builds {result['build']['seconds']:.0f} s, "
+        f"ranking {result['build']['rank_seconds']:.0f} s.",
+        "",
+        "R@k, Acc@5 in %, MRR as a fraction (score.py). Views: "
+        + "; ".join(f"`{k}`: {v}" for k, v in VIEWS.items())
+        + ".",
+        "",
+        "## Overall",
+        "",
+        overall_table(result),
+    ]
+    for name in ("all", "source"):
+        parts += ["", f"## Per language, view `{name}`", "", language_table(result, name)]
+    return "\n".join(parts) + "\n"

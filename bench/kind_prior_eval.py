@@ -1,0 +1,144 @@
+"""The file-kind prior (issue 16 item 7) on the project's own eval (bench/eval_quality.py's queries).
+
+Usage: ``.venv/bin/python bench/kind_prior_eval.py`` (prints a table, writes
+bench/results/kind_prior_eval.{json,md}).
+
+Same projects, samples and seed as eval_quality.py; the file ranking is ``RetrievalOptions()``
+(the defaults, k = 10), then the prior of ``bench/file_kinds.py`` is applied to that list:
+files of kind test/doc/changelog/template the question does not ask about move after the rest.
+Reported per task (code: docstring line -> its file; prose: docs paragraph -> the files defining
+the names it mentions): file R@1/R@5/R@10/MRR with and without the prior, the difference with a
+95% paired-bootstrap interval over queries (the eval's noise), and the share of top-5 slots taken
+by docs/change logs/templates and by tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from eval.metrics import summarize_ranks  # noqa: E402
+from eval.project import MemoChannel, load_project  # noqa: E402
+from eval_quality import HOLDOUT, PROJECTS  # noqa: E402
+from file_kinds import NON_CODE, kind_prior, slot_shares  # noqa: E402
+
+from oya.core.options import RetrievalOptions  # noqa: E402
+from oya.core.pipeline import retrieve  # noqa: E402
+from oya.core.vectors import decode_f32  # noqa: E402
+from oya.embed import make_embedder  # noqa: E402
+from oya.searcher import index_channels  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+METRICS = ("R@1", "R@5", "R@10", "MRR")
+
+
+def first_rank(files: list[str], want: set[str]) -> int | None:
+    return next((i for i, f in enumerate(files, 1) if f in want), None)
+
+
+def bootstrap(a: list[int | None], b: list[int | None], metric: str, n: int = 2000) -> tuple[float, float]:
+    """95% interval of metric(b) - metric(a) over queries resampled with replacement (paired)."""
+    rng = random.Random(0)
+    idx = range(len(a))
+    diffs = []
+    for _ in range(n):
+        pick = [rng.choice(idx) for _ in idx]
+        diffs.append(
+            summarize_ranks([b[i] for i in pick])[metric] - summarize_ranks([a[i] for i in pick])[metric]
+        )
+    diffs.sort()
+    return diffs[int(0.025 * n)], diffs[int(0.975 * n) - 1]
+
+
+def run(projects: list[str], n_code: int, n_prose: int, seed: int) -> dict[str, Any]:
+    embedder = make_embedder("minilm")
+    opts = RetrievalOptions()
+    ranks: dict[str, dict[str, list[int | None]]] = {}
+    shares: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for spec in projects:
+        print(f"{spec}:", file=sys.stderr, flush=True)
+        project = load_project(spec, embedder, n_code=n_code, n_prose=n_prose, n_connected=0, seed=seed)
+        channels = [MemoChannel(c) for c in index_channels(project.index)]
+        for task, queries in (("code", project.code), ("prose", project.prose)):
+            texts = [q.query for q in queries]
+            vectors = [list(decode_f32(b)) for b in embedder.embed(texts)] if texts else []
+            for q, vec in zip(queries, vectors, strict=True):
+                r = retrieve(
+                    q.query,
+                    channels=channels,
+                    graph=project.index.graph,
+                    corpus=project.index,
+                    vector=vec,
+                    options=opts,
+                )
+                want = {q.path} if task == "code" else set(q.files)  # type: ignore[union-attr]
+                base = [f.path for f in r.files]
+                for variant, files in (("default", base), ("prior", kind_prior(base, q.query))):
+                    ranks.setdefault(f"{task}/{variant}", []).append(first_rank(files, want))
+                    shares.setdefault(f"{task}/{variant}", []).append(slot_shares(files, 5))
+        project.index.close()
+    out: dict[str, Any] = {"projects": projects, "tasks": {}}
+    for task in ("code", "prose"):
+        a, b = ranks[f"{task}/default"], ranks[f"{task}/prior"]
+        row: dict[str, Any] = {"n": len(a)}
+        for variant, rs in (("default", a), ("prior", b)):
+            s = shares[f"{task}/{variant}"]
+            row[variant] = {
+                **summarize_ranks(rs),
+                "top5_noncode": sum(sum(x[k] for k in NON_CODE) for x in s) / max(len(s), 1),
+                "top5_test": sum(x["test"] for x in s) / max(len(s), 1),
+            }
+        row["delta_ci95"] = {m: bootstrap(a, b, m) for m in METRICS}
+        out["tasks"][task] = row
+    return out
+
+
+def render(res: dict[str, Any]) -> str:
+    lines = [
+        f"File-kind prior on the project's own eval ({', '.join(res['projects'])}); file ranks, k = 10",
+        "",
+        "| task | n | variant | R@1 | R@5 | R@10 | MRR | top-5 docs/changelog/template | top-5 tests |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for task, row in res["tasks"].items():
+        for variant in ("default", "prior"):
+            m = row[variant]
+            lines.append(
+                f"| {task} | {row['n']} | {variant} | "
+                + " | ".join(f"{100 * m[k]:.1f}" for k in ("R@1", "R@5", "R@10"))
+                + f" | {m['MRR']:.3f} | {100 * m['top5_noncode']:.1f} % | {100 * m['top5_test']:.1f} % |"
+            )
+        ci = row["delta_ci95"]
+        lines.append(
+            f"| {task} | | prior − default, 95% CI | "
+            + " | ".join(f"[{100 * ci[k][0]:+.1f}, {100 * ci[k][1]:+.1f}]" for k in METRICS)
+            + " | | |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--projects", default=",".join(PROJECTS + HOLDOUT))
+    ap.add_argument("--code", type=int, default=150)
+    ap.add_argument("--prose", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(RESULTS / "kind_prior_eval.json"))
+    a = ap.parse_args(argv)
+    res = run([s for s in a.projects.split(",") if s], a.code, a.prose, a.seed)
+    out = Path(a.out)
+    out.write_text(json.dumps(res, indent=1) + "\n")
+    md = render(res)
+    out.with_suffix(".md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
