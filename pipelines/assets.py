@@ -24,6 +24,7 @@ from oya.core.records import Chunk
 from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
 from oya.site.build import WikiPages, render_wiki_pages, write_wiki_site
+from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings, Progress
 
 GROUP = "oya_index"
@@ -47,9 +48,13 @@ def _metadata(stats: AssetStats) -> dict[str, Any]:
     return out
 
 
-@asset(group_name=GROUP, description="Text files of the repository, with content hashes; skips with reasons.")
+@asset(
+    group_name=GROUP,
+    partitions_def=repos_partitions,
+    description="Text files of the repository, with content hashes; skips with reasons.",
+)
 def source_files(
-    context: AssetExecutionContext, settings: OyaSettings, progress: ResourceParam[Progress]
+    context: AssetExecutionContext, settings: ResourceParam[OyaSettings], progress: ResourceParam[Progress]
 ) -> Output[ScanResult]:
     t0 = time.perf_counter()
     progress.update("source_files", 0, 1)
@@ -74,16 +79,21 @@ def source_files(
         leftovers_removed=len(removed),
         seconds=_seconds(t0),
     )
-    return Output(result, metadata=_metadata(stats))
+    # the HEAD scanned (the sensor's run tag names the one it saw move), so each materialization
+    # of a repository's partition says which commit it indexed
+    commit = indexing.repo_commit(settings.repo)
+    return Output(result, metadata={**_metadata(stats), "commit": commit or "(not a git work tree)"})
 
 
 @asset(
-    group_name=GROUP, description="Symbols and their contains/imports/calls/inherits edges, with centrality."
+    group_name=GROUP,
+    partitions_def=repos_partitions,
+    description="Symbols and their contains/imports/calls/inherits edges, with centrality.",
 )
 def code_graph(
     context: AssetExecutionContext,
     source_files: ScanResult,
-    settings: OyaSettings,
+    settings: ResourceParam[OyaSettings],
     progress: ResourceParam[Progress],
 ) -> Output[indexing.CodeGraphData]:
     t0 = time.perf_counter()
@@ -104,12 +114,16 @@ def code_graph(
     return Output(graph, metadata=_metadata(stats))
 
 
-@asset(group_name=GROUP, description="Retrievable chunks: one per symbol, module code, docs sections.")
+@asset(
+    group_name=GROUP,
+    partitions_def=repos_partitions,
+    description="Retrievable chunks: one per symbol, module code, docs sections.",
+)
 def chunks(
     context: AssetExecutionContext,
     source_files: ScanResult,
     code_graph: indexing.CodeGraphData,
-    settings: OyaSettings,
+    settings: ResourceParam[OyaSettings],
     progress: ResourceParam[Progress],
 ) -> Output[list[Chunk]]:
     t0 = time.perf_counter()
@@ -128,12 +142,14 @@ def chunks(
 
 
 @asset(
-    group_name=GROUP, description="Unit vectors per chunk, reused from the cross-index cache when unchanged."
+    group_name=GROUP,
+    partitions_def=repos_partitions,
+    description="Unit vectors per chunk, reused from the cross-index cache when unchanged.",
 )
 def chunk_embeddings(
     context: AssetExecutionContext,
     chunks: list[Chunk],
-    settings: OyaSettings,
+    settings: ResourceParam[OyaSettings],
     progress: ResourceParam[Progress],
 ) -> Output[indexing.EmbeddingData]:
     t0 = time.perf_counter()
@@ -157,11 +173,12 @@ def chunk_embeddings(
 
 @asset(
     group_name=GROUP,
+    partitions_def=repos_partitions,
     description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index.",
 )
 def search_index(
     context: AssetExecutionContext,
-    settings: OyaSettings,
+    settings: ResourceParam[OyaSettings],
     source_files: ScanResult,
     code_graph: indexing.CodeGraphData,
     chunks: list[Chunk],
@@ -193,12 +210,13 @@ def search_index(
 
 @asset(
     group_name=GROUP,
+    partitions_def=repos_partitions,
     description="Every wiki page rendered from the index (overview, architecture, dirs, files); "
     "pages unchanged since the existing site are reused from it.",
 )
 def wiki_pages(
     context: AssetExecutionContext,
-    settings: OyaSettings,
+    settings: ResourceParam[OyaSettings],
     search_index: str,
     progress: ResourceParam[Progress],
 ) -> Output[WikiPages]:
@@ -215,10 +233,14 @@ def wiki_pages(
 
 @asset(
     group_name=GROUP,
+    partitions_def=repos_partitions,
     description="The static wiki folder: pages, Ask-panel runtime, model, core wheel, bundle.",
 )
 def wiki_site(
-    settings: OyaSettings, search_index: str, wiki_pages: WikiPages, progress: ResourceParam[Progress]
+    settings: ResourceParam[OyaSettings],
+    search_index: str,
+    wiki_pages: WikiPages,
+    progress: ResourceParam[Progress],
 ) -> Output[str]:
     t0 = time.perf_counter()
     progress.update("wiki_site", 0, 1)

@@ -44,7 +44,8 @@ def run_build(
     from dagster import DagsterInstance, materialize, mem_io_manager
 
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
-    from pipelines.definitions import chunks_hold_no_secrets, search_index_opens
+    from pipelines.checks import CHECKS
+    from pipelines.repos import repos_partitions
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
 
@@ -74,7 +75,7 @@ def run_build(
             tasks[step] = bar.add_task(step, total=max(total, 1))
         bar.update(tasks[step], completed=done, total=max(total, 1))
 
-    assets: list[Any] = list(INDEX_ASSETS) + [chunks_hold_no_secrets, search_index_opens]
+    assets: list[Any] = [*INDEX_ASSETS, *CHECKS]
     if with_site:
         assets += SITE_ASSETS
     try:
@@ -83,6 +84,10 @@ def run_build(
         raise OyaError(f"cannot create the index folder {settings.out}: {exc.strerror or exc}") from exc
     debug = bool(os.environ.get("OYA_DEBUG"))
     instance = DagsterInstance.ephemeral()
+    # the assets are partitioned by repository; the CLI's one repository is its one partition
+    # (its name is only a label here: ``settings`` is bound to the repository directly)
+    partition = "repo"
+    instance.add_dynamic_partitions(repos_partitions.name, [partition])
     t0 = time.perf_counter()
     with bar:
         result = materialize(
@@ -93,6 +98,7 @@ def run_build(
                 "io_manager": mem_io_manager,
             },
             instance=instance,
+            partition_key=partition,
             run_config={"loggers": {"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}}},
             raise_on_error=False,
         )

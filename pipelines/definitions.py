@@ -1,92 +1,94 @@
-"""Dagster Definitions for Oya: the index assets, their checks, a job, a schedule and a
-sensor that rebuilds when the repository's HEAD moves. Resources are bound here only.
+"""Dagster Definitions for Oya: the index assets partitioned by repository, their checks, a
+job, a nightly schedule and a sensor that rebuilds a repository when its HEAD moves. Resources
+are bound here only.
 
-Configure the repository with environment variables (read when the code location loads):
-``OYA_REPO`` (default: the current directory), ``OYA_OUT`` (default: ``<repo>/.oya``),
+Configure the repositories with environment variables (read when the code location loads):
+``OYA_REPOS`` (a TOML file listing them, see ``pipelines/repos.py``) or, for one repository,
+``OYA_REPO`` (default: the current directory) and ``OYA_OUT`` (default: ``<repo>/.oya``);
 ``OYA_EMBEDDER`` (``minilm`` or ``hashing``).
 """
 
-import os
+import json
 from pathlib import Path
 
 from dagster import (
-    AssetCheckResult,
     AssetSelection,
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
     RunRequest,
-    ScheduleDefinition,
+    ScheduleEvaluationContext,
     SensorEvaluationContext,
-    SkipReason,
-    asset_check,
+    SensorResult,
     define_asset_job,
+    schedule,
     sensor,
 )
 
 from oya import indexing
-from oya.core.records import Chunk
-from oya.reader import detect_language
-from oya.redact import find_secrets
-from pipelines.assets import INDEX_ASSETS, SITE_ASSETS, chunks, search_index
+from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
+from pipelines.checks import CHECKS
+from pipelines.repos import COMMIT_TAG, OyaRepos, repo_settings, repos_from_env, repos_partitions
 from pipelines.resources import OyaSettings, Progress
 
-
-@asset_check(asset=chunks, description="No chunk carries a secret-looking string (all were redacted).")
-def chunks_hold_no_secrets(chunks: list[Chunk]) -> AssetCheckResult:
-    bad = [c.path for c in chunks if find_secrets(c.text, detect_language(c.path))]
-    return AssetCheckResult(
-        passed=not bad, metadata={"chunks_with_secrets": len(bad), "paths": ", ".join(bad[:20])}
-    )
+REPOS = repos_partitions.name
 
 
-@asset_check(asset=search_index, description="The index opens and holds the chunks it was given.")
-def search_index_opens(search_index: str) -> AssetCheckResult:
-    from oya.store import Index
-
-    with Index(Path(search_index)) as idx:
-        stats = idx.stats()
-    return AssetCheckResult(
-        passed=stats.chunks > 0 and stats.embeddings == stats.chunks,
-        metadata={"chunks": stats.chunks, "embeddings": stats.embeddings, "nodes": stats.nodes},
-    )
-
-
-def settings_from_env() -> OyaSettings:
-    return OyaSettings(
-        repo_path=os.environ.get("OYA_REPO", "."),
-        out_dir=os.environ.get("OYA_OUT", ""),
-        embedder=os.environ.get("OYA_EMBEDDER", "minilm"),
-    )
-
-
-index_job = define_asset_job("index_repository", selection=AssetSelection.assets(*INDEX_ASSETS, *SITE_ASSETS))
-
-nightly_rebuild = ScheduleDefinition(
-    job=index_job, cron_schedule="0 3 * * *", default_status=DefaultScheduleStatus.STOPPED
+index_job = define_asset_job(
+    "index_repository",
+    selection=AssetSelection.assets(*INDEX_ASSETS, *SITE_ASSETS),
 )
 
 
+@schedule(job=index_job, cron_schedule="0 3 * * *", default_status=DefaultScheduleStatus.STOPPED)
+def nightly_rebuild(context: ScheduleEvaluationContext, repos: OyaRepos) -> list[RunRequest]:
+    """Every configured repository once a night (the ones the sensor has made partitions of)."""
+    known = set(context.instance.get_dynamic_partitions(REPOS))
+    day = context.scheduled_execution_time.strftime("%Y-%m-%d")
+    return [RunRequest(partition_key=n, run_key=f"{n}:nightly:{day}") for n in repos.names if n in known]
+
+
 @sensor(job=index_job, minimum_interval_seconds=60, default_status=DefaultSensorStatus.STOPPED)
-def new_commit_sensor(context: SensorEvaluationContext):  # type: ignore[no-untyped-def]
-    """Rebuild on every commit: one run per new HEAD of the configured repository."""
-    commit = indexing.repo_commit(settings_from_env().repo)
-    if not commit:
-        return SkipReason("the repository is not a git work tree")
-    if context.cursor == commit:
-        return SkipReason(f"HEAD {commit[:12]} already indexed")
-    context.update_cursor(commit)
-    return RunRequest(run_key=commit)
+def new_commit_sensor(context: SensorEvaluationContext, repos: OyaRepos) -> SensorResult:
+    """One run per repository whose HEAD moved since the cursor ({repo: HEAD}); new repositories
+    become partitions first. The run key names the commit, so a restart never builds one twice."""
+    cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    known = set(context.instance.get_dynamic_partitions(REPOS))
+    new = [n for n in repos.names if n not in known]
+    requests = []
+    for entry in repos.repos:
+        head = indexing.repo_commit(Path(entry.path).expanduser())
+        if not head:  # not a git work tree (yet): the nightly schedule still builds it
+            continue
+        if cursor.get(entry.name) != head:
+            tags = {COMMIT_TAG: head}
+            requests.append(RunRequest(partition_key=entry.name, run_key=f"{entry.name}:{head}", tags=tags))
+        cursor[entry.name] = head
+    return SensorResult(
+        run_requests=requests,
+        cursor=json.dumps(cursor, sort_keys=True),
+        dynamic_partitions_requests=[repos_partitions.build_add_request(new)] if new else [],
+        skip_reason=None if requests or new else "no repository's HEAD moved",
+    )
 
 
-def build_definitions(settings: OyaSettings | None = None, progress: Progress | None = None) -> Definitions:
+def build_definitions(
+    settings: OyaSettings | None = None, progress: Progress | None = None, repos: OyaRepos | None = None
+) -> Definitions:
+    """``settings`` pins every run to one repository (tests); otherwise each run gets its
+    partition's entry of ``repos`` (default: from ``OYA_REPOS`` / ``OYA_REPO``)."""
+    repos = repos or repos_from_env()
     return Definitions(
         assets=[*INDEX_ASSETS, *SITE_ASSETS],
-        asset_checks=[chunks_hold_no_secrets, search_index_opens],
+        asset_checks=CHECKS,
         jobs=[index_job],
         schedules=[nightly_rebuild],
         sensors=[new_commit_sensor],
-        resources={"settings": settings or settings_from_env(), "progress": progress or Progress()},
+        resources={
+            "repos": repos,
+            "settings": settings or repo_settings,
+            "progress": progress or Progress(),
+        },
     )
 
 

@@ -209,10 +209,12 @@ def test_dagster_logs_pages_written(sample_repo: Path, tmp_path: Path) -> None:
         repo_path=str(sample_repo), out_dir=str(tmp_path / "out"), embedder="hashing", cache_dir=str(tmp_path)
     )
     instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repos", ["sample"])  # the assets are partitioned by repository
     result = materialize(
         [*INDEX_ASSETS, wiki_pages],
         resources={"settings": settings, "progress": Progress(), "io_manager": mem_io_manager},
         instance=instance,
+        partition_key="sample",
     )
     assert result.success
     messages = [e.user_message for e in instance.all_logs(result.run_id)]
