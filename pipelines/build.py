@@ -44,7 +44,7 @@ def run_build(
     from dagster import DagsterInstance, materialize, mem_io_manager
 
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
-    from pipelines.checks import CHECKS
+    from pipelines.checks import INDEX_CHECKS, SITE_CHECKS
     from pipelines.repos import repos_partitions
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
@@ -75,9 +75,9 @@ def run_build(
             tasks[step] = bar.add_task(step, total=max(total, 1))
         bar.update(tasks[step], completed=done, total=max(total, 1))
 
-    assets: list[Any] = [*INDEX_ASSETS, *CHECKS]
+    assets: list[Any] = [*INDEX_ASSETS, *INDEX_CHECKS]
     if with_site:
-        assets += SITE_ASSETS
+        assets += [*SITE_ASSETS, *SITE_CHECKS]
     try:
         settings.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -148,6 +148,9 @@ def write_log(instance: Any, run_id: str, path: Path) -> Path:
 
 
 def _failure_message(result: Any) -> str:
+    for check in result.get_asset_check_evaluations():  # a blocking check stopped the build
+        if not check.passed:
+            return f"check {check.check_name} failed: {check.description or 'see the log'}"
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data is not None:
             err = event.step_failure_data.user_failure_data or None

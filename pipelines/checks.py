@@ -15,7 +15,10 @@ from dagster import AssetCheckResult, AssetChecksDefinition, PreviewWarning, ass
 from oya.core.records import Chunk
 from oya.reader import detect_language
 from oya.redact import find_secrets
-from pipelines.assets import chunks, search_index
+from oya.site.render import WikiPages
+from oya.store import Index
+from oya.store_health import index_health
+from pipelines.assets import chunks, search_index, wiki_pages
 from pipelines.repos import repos_partitions
 
 
@@ -32,28 +35,50 @@ def partitioned_check(**kwargs: Any) -> Callable[[Callable[..., AssetCheckResult
 
 @partitioned_check(
     asset=chunks,
-    description="No chunk carries a secret-looking string (all were redacted).",
+    blocking=True,
+    description="No chunk carries a secret-looking string (all were redacted). Blocks the index.",
 )
 def chunks_hold_no_secrets(chunks: list[Chunk]) -> AssetCheckResult:
     bad = [c.path for c in chunks if find_secrets(c.text, detect_language(c.path))]
-    return AssetCheckResult(
-        passed=not bad, metadata={"chunks_with_secrets": len(bad), "paths": ", ".join(bad[:20])}
-    )
+    return _secrets_result("chunks", bad)
 
 
 @partitioned_check(
     asset=search_index,
-    description="The index opens and holds the chunks it was given.",
+    blocking=True,
+    description="The index is not empty and consistent: every chunk has one vector of the index's "
+    "dimension, every edge joins two nodes. Blocks the site.",
 )
-def search_index_opens(search_index: str) -> AssetCheckResult:
-    from oya.store import Index
-
+def search_index_is_consistent(search_index: str) -> AssetCheckResult:
     with Index(Path(search_index)) as idx:
-        stats = idx.stats()
+        health = index_health(idx)
+    problems = health.problems
     return AssetCheckResult(
-        passed=stats.chunks > 0 and stats.embeddings == stats.chunks,
-        metadata={"chunks": stats.chunks, "embeddings": stats.embeddings, "nodes": stats.nodes},
+        passed=not problems,
+        metadata={"chunks": health.chunks, "nodes": health.nodes, **problems},
+        description=", ".join(f"{k}: {v}" for k, v in problems.items()) or None,
     )
 
 
-CHECKS = [chunks_hold_no_secrets, search_index_opens]
+@partitioned_check(
+    asset=wiki_pages,
+    blocking=True,
+    description="No page rendered for the site carries a secret-looking string. Blocks the site.",
+)
+def wiki_pages_hold_no_secrets(wiki_pages: WikiPages) -> AssetCheckResult:
+    texts = {**wiki_pages.pages, **wiki_pages.assets}
+    return _secrets_result("pages", sorted(path for path, text in texts.items() if find_secrets(text)))
+
+
+def _secrets_result(what: str, bad: list[str]) -> AssetCheckResult:
+    paths = ", ".join(bad[:20])
+    return AssetCheckResult(
+        passed=not bad,
+        metadata={f"{what}_with_secrets": len(bad), "paths": paths},
+        description=f"{len(bad)} {what} with a secret-looking string: {paths}" if bad else None,
+    )
+
+
+INDEX_CHECKS = [chunks_hold_no_secrets, search_index_is_consistent]
+SITE_CHECKS = [wiki_pages_hold_no_secrets]
+CHECKS = [*INDEX_CHECKS, *SITE_CHECKS]

@@ -31,7 +31,7 @@ def test_asset_graph_is_wired_as_designed() -> None:
     assert {k: v for k, v in lineage.items() if k in EXPECTED_LINEAGE} == EXPECTED_LINEAGE
     assert defs.resolve_job_def("index_repository") is not None
     checks = {c.name for c in graph.asset_check_keys}
-    assert {"chunks_hold_no_secrets", "search_index_opens"} <= checks
+    assert {"chunks_hold_no_secrets", "search_index_is_consistent", "wiki_pages_hold_no_secrets"} <= checks
 
 
 def _build(repo: Path, out: Path, cache: Path) -> BuildSummary:

@@ -118,13 +118,14 @@ def test_a_run_builds_only_its_partitions_repository(tmp_path: Path) -> None:
 
 
 def _evaluate(instance: DagsterInstance, repos: OyaRepos, cursor: str | None):  # type: ignore[no-untyped-def]
-    context = build_sensor_context(
+    definitions = build_definitions(repos=repos)  # built before the context's instance is entered
+    with build_sensor_context(
         instance_ref=instance.get_ref(),  # a stored instance, as the daemon's
         cursor=cursor,
-        definitions=build_definitions(repos=repos),
+        definitions=definitions,
         resources={"repos": repos},
-    )
-    data = new_commit_sensor.evaluate_tick(context)
+    ) as context:  # exiting it puts back what its instance installed
+        data = new_commit_sensor.evaluate_tick(context)
     for request in data.dynamic_partitions_requests or []:  # what the daemon does with them
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys or []))
     return data
@@ -184,13 +185,14 @@ def test_nightly_schedule_rebuilds_every_known_repository(tmp_path: Path, instan
     repos = _two_repos(tmp_path)
     instance.add_dynamic_partitions("repos", ["alpha", "beta"])
     night = datetime.datetime(2026, 11, 24, 3, tzinfo=datetime.UTC)
-    context = build_schedule_context(
+    repository = build_definitions(repos=repos).get_repository_def()
+    with build_schedule_context(
         instance_ref=instance.get_ref(),
         resources={"repos": repos},
         scheduled_execution_time=night,
-        repository_def=build_definitions(repos=repos).get_repository_def(),
-    )
-    requests = nightly_rebuild.evaluate_tick(context).run_requests or []
+        repository_def=repository,
+    ) as context:
+        requests = nightly_rebuild.evaluate_tick(context).run_requests or []
     assert sorted(r.partition_key for r in requests) == ["alpha", "beta"]
     assert {r.run_key for r in requests} == {"alpha:nightly:2026-11-24", "beta:nightly:2026-11-24"}
 

@@ -1,0 +1,116 @@
+"""Blocking asset checks stop the publish: a broken index or a secret in a page keeps the
+previous site, and the failing check says what is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from dagster import DagsterInstance
+
+from oya import indexing
+from oya.errors import OyaError
+from oya.site.render import WikiPages
+from pipelines import assets
+from pipelines.build import run_build
+from pipelines.definitions import build_definitions
+from pipelines.repos import OyaRepos, RepoEntry
+
+# a GitHub token shape (ghp_ + 36), split so this file holds none
+TOKEN = "gh" + "p_" + "Zq9" * 12
+
+
+def _run(sample_repo: Path, tmp_path: Path) -> Any:
+    repos = OyaRepos(
+        repos=[RepoEntry(name="sample", path=str(sample_repo), out=str(tmp_path / "out"))],
+        embedder="hashing",
+        cache_dir=str(tmp_path / "cache"),
+        site_runtime=False,
+    )
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("repos", ["sample"])
+    job = build_definitions(repos=repos).resolve_job_def("index_repository")
+    return job.execute_in_process(partition_key="sample", instance=instance, raise_on_error=False)
+
+
+def _site(tmp_path: Path) -> dict[str, bytes]:
+    site = tmp_path / "out" / "site"
+    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def _outcome(result: Any) -> tuple[dict[str, bool], set[str]]:
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    built = {
+        e.asset_key.to_user_string() for e in result.all_events if e.is_step_materialization and e.asset_key
+    }
+    return checks, built
+
+
+def test_a_good_build_passes_every_check(sample_repo: Path, tmp_path: Path) -> None:
+    checks, built = _outcome(_run(sample_repo, tmp_path))
+    assert checks == {
+        "chunks_hold_no_secrets": True,
+        "search_index_is_consistent": True,
+        "wiki_pages_hold_no_secrets": True,
+    }
+    assert "wiki_site" in built
+
+
+def _lose_a_vector(monkeypatch: Any) -> None:
+    """The fault: the index is written with one chunk left without its vector and one dangling edge."""
+    real = indexing.write_search_index
+
+    def broken(*args: Any, **kwargs: Any) -> Path:
+        path = real(*args, **kwargs)
+        with duckdb.connect(str(path)) as con:
+            con.execute("DELETE FROM embeddings WHERE chunk_id = (SELECT min(chunk_id) FROM embeddings)")
+            con.execute(
+                "INSERT INTO edges SELECT source, 'no-such-node', kind, confidence FROM edges LIMIT 1"
+            )
+        return path
+
+    monkeypatch.setattr(indexing, "write_search_index", broken)
+
+
+def test_an_inconsistent_index_blocks_the_site(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    assert _run(sample_repo, tmp_path).success
+    before = _site(tmp_path)
+    (sample_repo / "inventory" / "extra.py").write_text("def extra():\n    return 1\n", encoding="utf-8")
+    _lose_a_vector(monkeypatch)
+    result = _run(sample_repo, tmp_path)
+    checks, built = _outcome(result)
+    assert checks["search_index_is_consistent"] is False
+    [evaluation] = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    assert evaluation.metadata["chunks_without_vector"].value == 1
+    assert evaluation.metadata["edges_with_missing_endpoint"].value == 1
+    assert "wiki_pages" not in built and "wiki_site" not in built
+    assert _site(tmp_path) == before  # the previous site is still the one served
+
+
+def test_oya_build_names_the_failed_check(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    _lose_a_vector(monkeypatch)
+    with pytest.raises(OyaError, match="check search_index_is_consistent failed: chunks_without_vector: 1, "):
+        run_build(
+            sample_repo, tmp_path / "out", embedder="hashing", cache_dir=tmp_path / "cache", with_site=True
+        )
+    assert not (tmp_path / "out" / "site").exists()
+
+
+def test_a_secret_in_a_page_blocks_the_site(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    assert _run(sample_repo, tmp_path).success
+    before = _site(tmp_path)
+    real = assets.render_wiki_pages
+
+    def leak(*args: Any, **kwargs: Any) -> WikiPages:  # the fault: a renderer that lets a token through
+        pages = real(*args, **kwargs)
+        pages.pages["leak.html"] = f"<p>token {TOKEN}</p>"
+        return pages
+
+    monkeypatch.setattr(assets, "render_wiki_pages", leak)
+    checks, built = _outcome(_run(sample_repo, tmp_path))
+    assert checks["wiki_pages_hold_no_secrets"] is False
+    assert "wiki_pages" in built and "wiki_site" not in built
+    assert _site(tmp_path) == before
+    assert not (tmp_path / "out" / "site" / "leak.html").exists()
