@@ -19,6 +19,17 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
+QUERY = """{
+  assetNodes {
+    assetKey { path }
+    dependencyKeys { path }
+    partitionDefinition { name }
+    assetChecksOrError { ... on AssetChecks { checks { name blocking } } }
+  }
+  repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name } schedules { name } } } }
+}"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -40,7 +51,7 @@ def test_dagster_dev_serves_the_asset_graph(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    query = json.dumps({"query": "{ assetNodes { assetKey { path } dependencyKeys { path } } }"}).encode()
+    query = json.dumps({"query": QUERY}).encode()
     nodes = None
     try:
         deadline = time.monotonic() + 120
@@ -52,7 +63,8 @@ def test_dagster_dev_serves_the_asset_graph(tmp_path: Path) -> None:
                     headers={"Content-Type": "application/json"},
                 )
                 with urllib.request.urlopen(req, timeout=5) as resp:
-                    nodes = json.load(resp)["data"]["assetNodes"]
+                    data = json.load(resp)["data"]
+                nodes, repos = data["assetNodes"], data["repositoriesOrError"]["nodes"]
             except (OSError, KeyError, TypeError):
                 time.sleep(1)
     finally:
@@ -65,4 +77,15 @@ def test_dagster_dev_serves_the_asset_graph(tmp_path: Path) -> None:
     deps = {n["assetKey"]["path"][0]: {d["path"][0] for d in n["dependencyKeys"]} for n in nodes}
     assert deps["search_index"] == {"source_files", "code_graph", "chunks", "chunk_embeddings"}
     assert deps["chunk_embeddings"] == {"chunks"}
+    # the repositories are partitions; the checks, the sensor and the schedule are visible
+    assert {n["partitionDefinition"]["name"] for n in nodes} == {"repos"}
+    checks = {c["name"]: c["blocking"] for n in nodes for c in n["assetChecksOrError"].get("checks", [])}
+    assert checks == {
+        "chunks_hold_no_secrets": True,
+        "search_index_is_consistent": True,
+        "wiki_pages_hold_no_secrets": True,
+    }
+    [repo] = repos
+    assert [x["name"] for x in repo["sensors"]] == ["new_commit_sensor"]
+    assert [x["name"] for x in repo["schedules"]] == ["nightly_rebuild"]
     assert not (home / ".telemetry").exists() or not any((home / ".telemetry").iterdir())
