@@ -207,3 +207,16 @@ def test_a_materialization_names_the_commit_it_indexed(tmp_path: Path) -> None:
     [scan] = result.asset_materializations_for_node("source_files")
     assert scan.partition == "alpha"
     assert scan.metadata["commit"].value == head
+
+
+def test_the_readme_repositories_example_loads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```toml\n# oya-repos.toml") + len("```toml\n")
+    conf = tmp_path / "deploy" / "oya-repos.toml"
+    conf.parent.mkdir()
+    conf.write_text(readme[start : readme.index("```", start)], encoding="utf-8")
+    repos = load_repos_file(conf)
+    assert repos.names == ["payments", "web"]
+    assert repos.settings_for("payments").out == Path("/srv/oya/payments")
+    assert repos.settings_for("web").site == Path("/var/www/oya/web")
+    assert repos.settings_for("web").repo == tmp_path / "src" / "web-frontend"
