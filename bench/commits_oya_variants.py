@@ -25,7 +25,7 @@ from commits_eval import CACHE, RESULTS, build_index, default_set, interleaved, 
 from commits_report import view  # noqa: E402
 from commits_set import EvalSet, sample  # noqa: E402
 
-from oya.core.engine import RetrievalOptions  # noqa: E402
+from oya.core.options import RetrievalOptions  # noqa: E402
 from oya.searcher import Searcher  # noqa: E402
 
 BASE = RetrievalOptions(k=10)

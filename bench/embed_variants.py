@@ -15,7 +15,7 @@ from typing import Any
 
 from oya.embed import MAX_SEQ_LENGTH, MINILM_ID, Embedder, OnnxMiniLMEmbedder
 from oya.errors import ModelError
-from oya.site.model_export import FP32
+from oya.model_export import FP32
 
 
 class SentenceTransformerEmbedder:

@@ -35,19 +35,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embed_variants import VARIANTS  # noqa: E402
 from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
-from eval.project import FoldedBM25Channel, MemoChannel, Project, channels_for, load_project  # noqa: E402
+from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project  # noqa: E402
+from variants.centrality import with_centrality  # noqa: E402
+from variants.mmr import with_mmr  # noqa: E402
+from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
 
 from oya.core.bm25 import BM25Index  # noqa: E402
-from oya.core.engine import (  # noqa: E402
-    BM25Channel,
-    GraphChannel,
-    MemoryCorpus,
-    RetrievalOptions,
-    VectorChannel,
-    retrieve,
-)
+from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels  # noqa: E402
+from oya.core.options import RetrievalOptions  # noqa: E402
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
 from oya.core.vectors import VectorIndex, decode_f32  # noqa: E402
 from oya.embed import make_embedder  # noqa: E402
+from oya.searcher import index_channels  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0")
@@ -80,18 +79,18 @@ BASELINES: dict[str, dict[str, Any]] = {
 
 
 def ablations() -> dict[str, dict[str, Any]]:
-    """Each ranking feature flipped against the defaults (label says the flipped state)."""
+    """Each ranking feature flipped against the defaults (label says the flipped state).
+
+    An option change is a ``RetrievalOptions`` field; ``_variant`` is a losing variant kept in
+    ``bench/variants/`` (a pipeline change); ``_lexical``/``_graph`` swap a channel.
+    """
     d = DEFAULTS
     out: dict[str, dict[str, Any]] = {
         "graph channel off": {"channels": ("lexical", "semantic")},
-        f"adaptive weights {'off' if d.adaptive_weights else 'on'}": {
-            "adaptive_weights": not d.adaptive_weights
-        },
-        f"centrality {'off' if d.use_centrality else 'on'}": {"use_centrality": not d.use_centrality},
+        "adaptive weights on": {"_variant": with_adaptive_weights},
+        "centrality on": {"_variant": with_centrality},
         f"graph expansion {'off' if d.expand_graph else 'on'}": {"expand_graph": not d.expand_graph},
-        f"long-query identifiers {'off' if d.long_query_identifiers else 'on'}": {
-            "long_query_identifiers": not d.long_query_identifiers
-        },
+        "long-query identifiers on": {"_variant": with_long_query_identifiers},
         f"semantic lead {'off' if d.semantic_lead else '0.04'}": {
             "semantic_lead": 0.0 if d.semantic_lead else 0.04
         },
@@ -100,11 +99,8 @@ def ablations() -> dict[str, dict[str, Any]]:
         "test_weight": 1.0 if d.test_weight < 1.0 else 0.7
     }
     out[f"RRF k={60 if d.rrf_k != 60 else 10}"] = {"rrf_k": 60 if d.rrf_k != 60 else 10}
-    if d.diversity:
-        out["MMR off"] = {"diversity": 0.0}
-    else:
-        out["MMR 0.3 (cos+graph)"] = {"diversity": 0.3}
-        out["MMR 0.3 (cos only)"] = {"diversity": 0.3, "diversity_graph_weight": 0.0}
+    out["MMR 0.3 (cos+graph)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.5)}
+    out["MMR 0.3 (cos only)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.0)}
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
     out["graph names: exact only"] = {"_graph": "exact"}
     for mode in ("max", "decay", "graph"):
@@ -113,25 +109,51 @@ def ablations() -> dict[str, dict[str, Any]]:
     return out
 
 
+def pipeline_for(change: dict[str, Any]) -> Pipeline:
+    """The pipeline of one config: the defaults with its option changes, then its variant."""
+    change = {k: v for k, v in change.items() if not k.startswith("_")}
+    return default_pipeline(replace(DEFAULTS, **change))
+
+
+def ranking_of(r: Any) -> dict[str, list[str]]:
+    """What a run ranked for one question (``--dump``): hits, files, the context's snippets."""
+    return {
+        "hits": [h.chunk.id for h in r.hits],
+        "files": [f.path for f in r.files],
+        "context": [s.citation.chunk_id for s in r.context.snippets],
+    }
+
+
 def run_config(
-    project: Project, vectors: dict[str, list[float]], channels: list[Any], opts: RetrievalOptions
+    project: Project,
+    vectors: dict[str, list[float]],
+    channels: list[Any],
+    pipeline: Pipeline,
+    dump: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Every query of ``project`` under ``opts``; with ``dump``, each query's ranking is kept there."""
     graph, index = project.index.graph, project.index
+
+    def ask(question: str) -> Any:
+        return retrieve(
+            question,
+            channels=channels,
+            graph=graph,
+            corpus=index,
+            vector=vectors.get(question),
+            pipeline=pipeline,
+        )
+
     res: dict[str, Any] = {}
     intents: dict[str, int] = {}
     for task, queries in (("code", project.code), ("prose", project.prose)):
         chunk_ranks: list[int | None] = []
         file_ranks: list[int | None] = []
         for q in queries:
-            r = retrieve(
-                q.query,
-                channels=channels,
-                graph=graph,
-                corpus=index,
-                vector=vectors.get(q.query),
-                options=opts,
-            )
+            r = ask(q.query)
             intents[r.quality.intent] = intents.get(r.quality.intent, 0) + 1
+            if dump is not None:
+                dump.setdefault(task, []).append({"query": q.query, **ranking_of(r)})
             if task == "code":
                 want_nodes = {q.node_id}  # type: ignore[union-attr]
                 want_files = {q.path}  # type: ignore[union-attr]
@@ -153,10 +175,10 @@ def run_config(
     cov: list[float] = []
     found: list[float] = []
     for cq in project.connected:
-        r = retrieve(
-            cq.query, channels=channels, graph=graph, corpus=index, vector=vectors.get(cq.query), options=opts
-        )
+        r = ask(cq.query)
         shown = {s.citation.node_id for s in r.context.snippets}
+        if dump is not None:
+            dump.setdefault("connected", []).append({"query": cq.query, **ranking_of(r)})
         cov.append(len(cq.connected & shown) / len(cq.connected))
         found.append(1.0 if cq.node_id in shown else 0.0)
     res["connected"] = {
@@ -176,7 +198,10 @@ def core_channels(project: Project) -> tuple[list[Any], MemoryCorpus]:
     blobs = index.embedding_blobs()
     vectors = VectorIndex([i for i, _ in blobs], b"".join(b for _, b in blobs), index.dim)
     bm25 = BM25Index.build(index.chunk_token_lists())
-    return [BM25Channel(bm25), VectorChannel(vectors), GraphChannel(index.graph, corpus)], corpus
+    channels = make_channels(
+        lexical=BM25Channel(bm25), semantic=VectorChannel(vectors), graph=index.graph, corpus=corpus
+    )
+    return channels, corpus
 
 
 def measure_latency(
@@ -190,7 +215,7 @@ def measure_latency(
     if core:
         channels, index = core_channels(project)
     else:
-        channels, index = channels_for(project.index), project.index  # type: ignore[assignment]
+        channels, index = index_channels(project.index), project.index  # type: ignore[assignment]
     questions = [q.query for q in project.code][: n // 2] + [q.query for q in project.prose][: n - n // 2]
     for q in questions[:3]:  # warm-up: loads vectors, graph, model
         vec = list(decode_f32(embedder.embed([q])[0]))
@@ -276,6 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-ablation", action="store_true", help="defaults and baselines only")
     ap.add_argument("--out", default=str(RESULTS / "eval_quality.json"))
+    ap.add_argument(
+        "--dump",
+        help="also write every query's ranked hits, files and context ids per project and config "
+        "(JSON) to this file: two dumps compare rankings query by query, not only their averages",
+    )
     args = ap.parse_args(argv)
 
     embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
@@ -284,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     tuned = [s for s in args.projects.split(",") if s]
     held = [s for s in args.holdout.split(",") if s]
     results: dict[str, dict[str, Any]] = {}
+    dumps: dict[str, dict[str, Any]] = {}
     latency: dict[str, dict[str, float]] = {}
     stats: dict[str, dict[str, Any]] = {}
     for spec in tuned + held:
@@ -299,18 +330,21 @@ def main(argv: list[str] | None = None) -> int:
         )
         blobs = embedder.embed(texts)
         vectors = {t: list(decode_f32(b)) for t, b in zip(texts, blobs, strict=True)}
-        channels = [MemoChannel(c) for c in channels_for(project.index)]
+        channels = [MemoChannel(c) for c in index_channels(project.index)]
         results[spec] = {}
         for name, change in (configs if spec in tuned else BASELINES).items():
             t0 = time.perf_counter()
-            change = dict(change)
             use = channels
-            if change.pop("_lexical", None) == "folded":
+            if change.get("_lexical") == "folded":
                 use = [MemoChannel(FoldedBM25Channel(project.index))] + channels[1:]
-            if change.pop("_graph", None) == "exact":
+            if change.get("_graph") == "exact":
                 exact = GraphChannel(project.index.graph, project.index, prefix_match=False)
                 use = channels[:2] + [MemoChannel(exact)]
-            results[spec][name] = run_config(project, vectors, use, replace(DEFAULTS, **change))
+            pipeline = pipeline_for(change)
+            if "_variant" in change:
+                pipeline = change["_variant"](pipeline)
+            dump = dumps.setdefault(spec, {}).setdefault(name, {}) if args.dump else None
+            results[spec][name] = run_config(project, vectors, use, pipeline, dump)
             print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
         latency[spec] = measure_latency(project, embedder, DEFAULTS, args.latency_queries)
         core_lat = measure_latency(project, embedder, DEFAULTS, args.latency_queries, core=True)
@@ -355,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     md.append("\n".join(lat_lines))
     md.append(
-        "Intents the default config chose (adaptive weights): "
+        "Intents the classifier reported (weights do not depend on them): "
         + "; ".join(f"{s}: {results[s]['default']['intents']}" for s in tuned + held)
     )
     text = "\n\n".join(md)
@@ -381,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     out.with_suffix(".md").write_text(text + "\n")
+    if args.dump:
+        Path(args.dump).write_text(json.dumps(dumps, indent=0, sort_keys=True))
     return 0
 
 

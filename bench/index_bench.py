@@ -3,7 +3,7 @@
 Theory of operation:
 
 * The corpus is a PyPI source distribution (``bench/corpus.py``), unpacked once and cached.
-* Every build runs ``oya.build.run_build`` (the Dagster job ``oya build`` runs) in a CHILD
+* Every build runs ``pipelines.build.run_build`` (the Dagster job ``oya build`` runs) in a CHILD
   process, so its peak RSS is the child's own ``ru_maxrss`` from ``os.wait4`` and nothing of
   this process leaks into it. The child writes the build summary as JSON.
 * Build 1 indexes the tree as it is (it embeds whatever the shared embedding cache lacks),
@@ -63,12 +63,12 @@ TARGETS = {
 # -- the child build ---------------------------------------------------------------------------
 def _child_build(argv: Sequence[str]) -> None:
     repo, out, embedder, cache_dir, summary_path = argv
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     t0 = time.perf_counter()
     summary = run_build(
         Path(repo), Path(out), embedder=embedder, cache_dir=Path(cache_dir) if cache_dir else None
-    )
+    ).to_dict()
     summary["child_run_build_seconds"] = time.perf_counter() - t0
     Path(summary_path).write_text(json.dumps(summary, default=str))
 
@@ -207,7 +207,7 @@ def changed_embed_texts(original_index: Path, edited_tree: Path) -> tuple[dict[s
 def evict(cache_path: Path, model_id: str, texts: Sequence[str]) -> int:
     """Delete the cache entries of ``texts``: chunk texts that exist only because of the bench's
     edit (the caller checks they are absent from the original index), so no real entry goes."""
-    from oya.embed import EmbeddingCache
+    from oya.store_embeddings import EmbeddingCache
 
     if not cache_path.exists() or not texts:
         return 0
@@ -573,13 +573,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rel, func, line, col = choose_edit(src, args.seed)
     apply_edit(edited, rel, line, col, args.project)
     new_texts, changed_paths = changed_embed_texts(index_dir, edited)
-    from oya.embed import default_cache_dir, make_embedder
-    from pipelines.resources import OyaSettings
+    from oya.embed import make_embedder
+    from oya.settings import CachePaths
 
     model_id = make_embedder(args.embedder).model_id
-    cache_path = OyaSettings(cache_dir=str(args.cache_dir or default_cache_dir())).embedding_cache_path(
-        model_id
-    )
+    cache_path = CachePaths.resolve(args.cache_dir).embeddings(model_id)
     evicted = evict(cache_path, model_id, [t for t, path in new_texts.items() if path == rel])
     report["edit"] = {
         "path": rel,

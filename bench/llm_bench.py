@@ -3,7 +3,7 @@
 Theory of operation:
 
 * The corpus is a real project's source distribution (``bench/corpus.py``; click by default),
-  indexed once with ``oya.build.run_build`` (the Dagster job behind ``oya build``) into
+  indexed once with ``pipelines.build.run_build`` (the Dagster job behind ``oya build``) into
   ``bench/.cache/llm/``. Its documentation stays in: this is what a user would index.
 * The model is the GGUF ``make llm-qwen`` assembled and verified (or ``--model PATH``). Loading
   is timed through ``LlamaAnswerer.load`` with the same settings ``oya ask --llm`` uses.
@@ -92,7 +92,7 @@ def prompt_tokens(llm: Any, messages: list[dict[str, str]]) -> int:
 
 
 def index_project(spec: str) -> Path:
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     name, version = parse_spec(spec)
     tree = fetch_project(spec)

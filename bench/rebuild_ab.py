@@ -9,8 +9,13 @@ Theory of operation:
   into the same folder. Only the second build is measured. Rounds alternate the variants, so a
   load spike hits both about equally; the load average is printed beside every row.
 * Both variants use the same embedder and embedding cache, so embedding is the same small cost.
+* ``cpu`` is the build process's CPU seconds (all its threads) during ``run_build``: on a machine
+  shared with other jobs it moves much less than wall seconds do.
 
-Run: ``.venv/bin/python bench/rebuild_ab.py BEFORE_DIR AFTER_DIR [--rounds 3] [--embedder hashing]``.
+* ``--site`` builds the wiki too (``oya build --site``: pages, runtime, bundle), so the two site
+  assets are measured as well.
+
+Run: ``.venv/bin/python bench/rebuild_ab.py BEFORE_DIR AFTER_DIR [--rounds 3] [--embedder hashing] [--site]``.
 """
 
 from __future__ import annotations
@@ -31,24 +36,26 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from corpus import fetch_project  # noqa: E402
 
-ASSETS = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
+INDEX_ASSETS = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
+SITE_ASSETS = ("wiki_pages", "wiki_site")
 EDIT = ("networkx/utils/misc.py", '    """\n')  # the first docstring's end gets one line after it
 _CHILD = """
 import json, sys, time
 from pathlib import Path
-from oya.build import run_build
-t = time.perf_counter()
-s = run_build(Path(sys.argv[1]), Path(sys.argv[2]), embedder=sys.argv[3], cache_dir=Path(sys.argv[4]))
-print(json.dumps({"run_build": time.perf_counter() - t,
+from pipelines.build import run_build
+t, cpu = time.perf_counter(), time.process_time()
+s = run_build(Path(sys.argv[1]), Path(sys.argv[2]), embedder=sys.argv[3], cache_dir=Path(sys.argv[4]),
+              with_site=sys.argv[5] == "site").to_dict()
+print(json.dumps({"run_build": time.perf_counter() - t, "cpu": time.process_time() - cpu,
                   "assets": {r["asset"]: r["seconds"] for r in s["assets"]}}))
 """
 
 
-def build(root: Path, repo: Path, out: Path, embedder: str, cache: Path) -> dict[str, object]:
+def build(root: Path, repo: Path, out: Path, embedder: str, cache: Path, site: bool) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(root)}
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(repo), str(out), embedder, str(cache)],
+        [sys.executable, "-c", _CHILD, str(repo), str(out), embedder, str(cache), "site" if site else "-"],
         cwd=root,
         env=env,
         capture_output=True,
@@ -62,6 +69,17 @@ def build(root: Path, repo: Path, out: Path, embedder: str, cache: Path) -> dict
     return result
 
 
+def _seconds(row: dict[str, object], key: str) -> float:
+    """One row's seconds for ``key``: run_build, an asset, or the overhead (run_build minus assets)."""
+    assets = row["assets"]
+    assert isinstance(assets, dict)
+    if key in ("run_build", "cpu"):
+        return float(row[key])  # type: ignore[arg-type]
+    if key == "overhead":
+        return float(row["run_build"]) - sum(float(v) for v in assets.values())  # type: ignore[arg-type]
+    return float(assets[key])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before", type=Path)
@@ -69,7 +87,9 @@ def main() -> int:
     ap.add_argument("--project", default="networkx==3.6.1")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--embedder", default="hashing", choices=["hashing", "minilm"])
+    ap.add_argument("--site", action="store_true", help="build and measure the wiki too")
     args = ap.parse_args()
+    assets = INDEX_ASSETS + (SITE_ASSETS if args.site else ())
     src = fetch_project(args.project)
     work = Path(tempfile.mkdtemp(prefix="oya-rebuild-ab-"))
     cache = work / "cache"
@@ -80,32 +100,26 @@ def main() -> int:
                 repo, out = work / "repo", work / f"out-{name}-{rnd}"
                 shutil.rmtree(repo, ignore_errors=True)
                 shutil.copytree(src, repo)
-                build(root.resolve(), repo, out, args.embedder, cache)
+                build(root.resolve(), repo, out, args.embedder, cache, args.site)
                 path, marker = repo / EDIT[0], EDIT[1]
                 path.write_text(path.read_text().replace(marker, f"{marker}    _ab_edit = {rnd}\n", 1))
                 load = os.getloadavg()[0]
-                row = build(root.resolve(), repo, out, args.embedder, cache)
+                row = build(root.resolve(), repo, out, args.embedder, cache, args.site)
                 row["load"] = load
                 rows[name].append(row)
                 seconds = row["assets"]
                 assert isinstance(seconds, dict)
                 print(
                     f"{name:<6} round {rnd}  load {load:4.1f}  run_build {row['run_build']:6.2f} s  "
-                    + "  ".join(f"{a} {seconds[a]:.2f}" for a in ASSETS),
+                    f"cpu {row['cpu']:6.2f} s  " + "  ".join(f"{a} {seconds[a]:.2f}" for a in assets),
                     flush=True,
                 )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("\nmedian seconds of the one-file rebuild")
     print(f"{'':<18}{'before':>10}{'after':>10}{'after/before':>14}")
-    for key in ("run_build", *ASSETS):
-        values = {
-            n: statistics.median(
-                float(r[key]) if key == "run_build" else float(r["assets"][key])  # type: ignore[index]
-                for r in rs
-            )
-            for n, rs in rows.items()
-        }
+    for key in ("run_build", *assets, "overhead", "cpu"):
+        values = {n: statistics.median(_seconds(r, key) for r in rs) for n, rs in rows.items()}
         ratio = values["after"] / values["before"] if values["before"] else float("nan")
         print(f"{key:<18}{values['before']:>10.2f}{values['after']:>10.2f}{ratio:>14.2f}")
     return 0

@@ -55,7 +55,13 @@ sys.path.insert(0, str(BENCH_DIR))
 from corpus import fetch_project  # noqa: E402
 
 from oya.serve import make_server  # noqa: E402
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message  # noqa: E402
+from oya.site.browser import (  # noqa: E402
+    OFFLINE_CHROMIUM_ARGS,
+    find_chromium,
+    load_test_hooks,
+    missing_chromium_message,
+    route_test_hooks,
+)
 
 WORK = BENCH_DIR / ".cache" / "site_bench"
 RESULTS = BENCH_DIR / "results" / "site_bench.json"
@@ -123,8 +129,8 @@ def fetch_django(spec: str) -> Path:
 
 
 def build(repo: Path, name: str, embedder: str, rebuild: bool) -> tuple[Path, Path, dict[str, Any]]:
-    from oya.build import run_build
     from oya.site.build import build_site
+    from pipelines.build import run_build
 
     index_dir = WORK / f"{name}-{embedder}-index"
     site_dir = WORK / f"{name}-{embedder}-site"
@@ -230,7 +236,7 @@ def _route_offline(blocked: list[str], r: Any) -> None:
 def _first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
     """Open ``url``, open the panel, ask ``question``; seconds from opening and from Enter, and marks."""
     page.goto(url)
-    page.wait_for_function("() => globalThis.oyaAsk !== undefined")
+    load_test_hooks(page)
     t_open = time.perf_counter()
     if page.locator("#ask-panel").is_hidden():
         page.click("#ask-toggle")
@@ -248,8 +254,8 @@ def _first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
         "from_panel_open_s": round(t1 - t_open, 2),
         "steps_ms": {k: round(v.get("ms", 0)) for k, v in progress.items()},
         "model": progress.get("model", {}).get("state"),
-        # performance marks, ms since the warm-up started (ask.js: oyaAsk.marks())
-        "marks_ms": dict(page.evaluate("oyaAsk.marks ? oyaAsk.marks() : []")),
+        # performance marks, ms since the warm-up started (static/ask/test_hooks.js: oyaAsk.marks())
+        "marks_ms": dict(page.evaluate("oyaAsk.marks()")),
     }
 
 
@@ -270,6 +276,7 @@ def measure_browser(
             )
             try:
                 ctx.route("**/*", route)
+                route_test_hooks(ctx)  # built sites leave the panel's test hooks out
                 page = ctx.pages[0] if ctx.pages else ctx.new_page()
                 page.set_default_timeout(300_000)
                 colds.append(_first_answer(page, base + page_url, questions[0]))

@@ -8,7 +8,7 @@ Theory of operation:
   on the embedder, and embedding is measured by ``index_bench.py``. The site ships the browser
   runtime (Pyodide, mermaid, transformers.js, the core wheel) and the bundle, but no query model
   (only an index embedded with MiniLM ships one: a fixed 23 MB, listed as fixed runtime).
-* Builds, each ``oya.build.run_build`` (what ``oya build --site`` runs) into one output folder:
+* Builds, each ``pipelines.build.run_build`` (what ``oya build --site`` runs) into one output folder:
   ``full`` (no previous site), ``unchanged`` (the same again) and ``one_file`` (one module gets a
   new function appended first). The table shows each asset's own seconds; ``site step`` is
   ``wiki_pages`` + ``wiki_site``.
@@ -80,10 +80,10 @@ def _edit_one_file(repo: Path) -> str:
 
 
 def _build(repo: Path, out: Path) -> dict[str, Any]:
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     t0 = time.perf_counter()
-    summary = run_build(repo, out, embedder="hashing", cache_dir=WORK / "embcache", with_site=True)
+    summary = run_build(repo, out, embedder="hashing", cache_dir=WORK / "embcache", with_site=True).to_dict()
     seconds = {row["asset"]: row["seconds"] for row in summary["assets"]}
     seconds["site step"] = round(seconds["wiki_pages"] + seconds["wiki_site"], 2)
     seconds["run_build"] = round(time.perf_counter() - t0, 2)

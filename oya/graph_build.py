@@ -18,7 +18,15 @@ Name matching skips builtin names (``len``) and the method names of builtin type
 (``x.update()``, ``x.items()``), and it respects how the name is used: a bare call (``foo()``) can only mean a
 function or a class, an attribute call on an unknown object (``obj.save()``) only a method,
 and a base class only a class. A head bound to an import that leaves the repository
-(``np.array``) is never name-matched: the import says where it comes from.
+(``np.array``) is never name-matched: the import says where it comes from. Name matching
+stays within a language family (``oya.graph_keys.family``).
+
+Every other language links through module keys (``oya.graph_keys``) with the same bands: an
+import found whole 1.0, a name inside it 0.9 (several equally good keys: the nearest, 0.5);
+``this``/``self``/a Go receiver, an implicit ``this`` member and the file's own package (a Go
+package, a Java package's sibling class) 0.8; through an import binding or a namespace the file
+opens (C# ``using``) 0.9. A string naming a repository file (``file:`` imports, from another
+program's command line) is an ``imports`` edge at 1.0.
 
 Duplicate edges (same source, target, kind) keep their highest confidence; self-loops are
 dropped (a recursive call adds nothing to retrieval).
@@ -35,6 +43,7 @@ rounded to 6 decimals.
 from __future__ import annotations
 
 import builtins
+import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -42,11 +51,10 @@ from dataclasses import replace
 import networkx as nx
 
 from oya.core.records import EDGE_KINDS, NODE_KINDS, Edge, Node
+from oya.graph_keys import IMPORT_MODULE, IMPORT_NAME, KeyIndex, family, is_python, shared_prefix
 from oya.models import ParsedFile, Reference
 
 CONTAINS = 1.0
-IMPORT_MODULE = 1.0
-IMPORT_NAME = 0.9
 VIA_IMPORT = 0.9
 SAME_SCOPE = 0.8
 UNIQUE_NAME = 0.5
@@ -70,15 +78,6 @@ def _strip_call(segment: str) -> str:
     return segment
 
 
-def _shared_prefix(a: str, b: str) -> int:
-    count = 0
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x != y:
-            break
-        count += 1
-    return count
-
-
 class _Resolver:
     """Indexes of the whole repository and the resolution rules over them."""
 
@@ -88,7 +87,7 @@ class _Resolver:
         self.module_ids: dict[str, str] = {}
         # .py before .pyi, then path order, so the first module of a name wins
         for p in sorted(parsed, key=lambda p: (p.path.endswith(".pyi"), p.path)):
-            if p.module and p.module not in self.module_ids:
+            if p.module and p.module not in self.module_ids and is_python(p.path):
                 self.module_ids[p.module] = p.path
         self.qualified: dict[str, str] = {}  # "pkg.mod.Cls.m" -> node id
         self.by_name: dict[str, list[str]] = defaultdict(list)
@@ -98,12 +97,14 @@ class _Resolver:
             if node.kind == "module":
                 continue
             module = self.files[node.path].module if node.path in self.files else ""
-            if module and self.module_ids.get(module) == node.path:
+            if module and self.module_ids.get(module) == node.path and is_python(node.path):
                 self.qualified.setdefault(f"{module}.{node.qualname}", node.id)
             self.by_name[node.name].append(node.id)
             parent = node.qualname.rpartition(".")[0]
             if parent:
                 self.members[f"{node.path}::{parent}"][node.name] = node.id
+        self.keys = KeyIndex(parsed, nodes)
+        self.families: dict[str, str] = {}
 
     # -- absolute names -------------------------------------------------------------------
     def module_of(self, target: str) -> tuple[str, bool] | None:
@@ -170,6 +171,8 @@ class _Resolver:
         segments = [_strip_call(s) for s in ref.target.split(".")]
         if not all(segments):
             return []
+        if not is_python(path):
+            return self.resolve_keyed(ref, path, segments)
         head, rest = segments[0], segments[1:]
         if head in ("self", "cls") and len(rest) == 1:
             cls = self.enclosing_class(ref.source)
@@ -192,6 +195,62 @@ class _Resolver:
             return []
         return self.by_name_match(segments[-1], attribute=bool(rest), ref=ref, path=path)
 
+    def resolve_keyed(self, ref: Reference, path: str, segments: list[str]) -> list[tuple[str, float]]:
+        """Targets of a call or base written in a language with module keys (``oya.graph_keys``)."""
+        head, rest = segments[0], segments[1:]
+        cls = self.enclosing_class(ref.source)
+        if head in ("self", "super") and len(rest) == 1:
+            found = self.member(cls, rest[0], include_self=head == "self") if cls else None
+            if found is not None or head == "super":
+                return [(found, SAME_SCOPE)] if found is not None else []
+            return self.by_name_match(rest[0], attribute=True, ref=ref, path=path)
+        bound = self.files[path].imports.get(head)
+        if bound is not None:
+            located = self.keys.locate(".".join([bound, *rest]), path)
+            found = self.keys.member(located[0], located[1]) if located is not None else None
+            return [(found, VIA_IMPORT)] if found is not None else []
+        local = self.nodes.get(f"{path}::{'.'.join(segments)}")
+        if local is None and not rest and cls is not None:  # an implicit `this`
+            local_id = self.member(cls, head)
+            local = self.nodes.get(local_id) if local_id is not None else None
+        if local is None and head != "?":
+            local = self.same_package(self.files[path].module, segments)
+        if local is None and head != "?":  # a namespace the file opens (C# `using`, Go's `import .`)
+            found = self.opened(path, segments)
+            if found is not None:
+                return [(found, VIA_IMPORT)]
+        if local is not None:
+            return [(local.id, SAME_SCOPE)]
+        return self.by_name_match(segments[-1], attribute=bool(rest), ref=ref, path=path)
+
+    def opened(self, path: str, segments: list[str]) -> str | None:
+        for ref in self.files[path].references:
+            if ref.kind == "imports" and (located := self.keys.locate(ref.target, path)) is not None:
+                if not located[1] and (found := self.keys.member(located[0], segments)) is not None:
+                    return found
+        return None
+
+    def named_file(self, written: str, importer: str) -> str | None:
+        """A parsed file named by a path, from the repository root or from the importer's folder."""
+        for candidate in (written, posixpath.join(posixpath.dirname(importer), written)):
+            path = posixpath.normpath(candidate)
+            if path in self.files and path != importer:
+                return path
+        return None
+
+    def same_package(self, key: str, segments: list[str]) -> Node | None:
+        """A name from the file's own key (a Go package, a C# namespace) or a sibling key (the
+        class ``Shape`` of the Java package ``com/acme``, in ``com/acme/Shape``)."""
+        found = self.keys.member(key, segments)
+        if found is None and "/" in key:
+            found = self.keys.member(f"{key.rpartition('/')[0]}/{segments[0]}", segments)
+        return self.nodes.get(found) if found is not None else None
+
+    def family(self, path: str) -> str:
+        if path not in self.families:
+            self.families[path] = family(path)
+        return self.families[path]
+
     def by_name_match(self, name: str, attribute: bool, ref: Reference, path: str) -> list[tuple[str, float]]:
         if name in (_BUILTIN_METHODS if attribute else _BUILTIN_NAMES):
             return []
@@ -201,15 +260,18 @@ class _Resolver:
             kinds = ("method",)
         else:
             kinds = ("function", "class")
+        own = self.family(path)
         candidates = [
-            c for c in self.by_name.get(name, ()) if self.nodes[c].kind in kinds and c != ref.source
+            c
+            for c in self.by_name.get(name, ())
+            if self.nodes[c].kind in kinds and c != ref.source and self.family(self.nodes[c].path) == own
         ]
         if not candidates:
             return []
         if len(candidates) == 1:
             return [(candidates[0], UNIQUE_NAME)]
         confidence = min(AMBIGUOUS_MAX, max(AMBIGUOUS_MIN, AMBIGUOUS_TOTAL / len(candidates)))
-        nearest = sorted(candidates, key=lambda c: (-_shared_prefix(path, self.nodes[c].path), c))
+        nearest = sorted(candidates, key=lambda c: (-shared_prefix(path, self.nodes[c].path), c))
         return [(c, confidence) for c in nearest[:MAX_CANDIDATES]]
 
 
@@ -249,7 +311,20 @@ def _resolve_edges(parsed: Sequence[ParsedFile], nodes: dict[str, Node]) -> list
         for ref in p.references:
             if ref.source not in nodes:
                 continue
-            if ref.kind == "imports":
+            if ref.kind == "imports" and ref.target.startswith("file:"):
+                named = resolver.named_file(ref.target.removeprefix("file:"), p.path)
+                if named is not None:
+                    edges.append(Edge(ref.source, named, "imports", IMPORT_MODULE))
+            elif ref.kind == "imports" and not is_python(p.path):
+                keyed = resolver.keys.locate(ref.target, p.path)
+                if keyed is not None:
+                    key, left, confidence = keyed
+                    # a name imported from a key several files share (a Kotlin or Go package): its file
+                    named = resolver.keys.member(key, left)
+                    target = nodes[named].path if named is not None else resolver.keys.ids[key]
+                    confidence = min(confidence, IMPORT_NAME) if left else confidence
+                    edges.append(Edge(ref.source, target, "imports", confidence))
+            elif ref.kind == "imports":
                 located = resolver.module_of(ref.target)
                 if located is not None:
                     module_id, exact = located

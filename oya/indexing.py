@@ -14,20 +14,16 @@ from pathlib import Path
 
 from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
-from oya.embed import Embedder, EmbeddingCache, embed_chunks
+from oya.embed import Embedder, embed_chunks
+from oya.errors import ParseError
 from oya.graph_build import build_graph, graph_stats
 from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
 from oya.reader import scan_repository
-from oya.reuse import (
-    decode_parse,
-    encode_parse,
-    previous_chunks,
-    previous_parses,
-    previous_tokens,
-    reuse_key,
-)
+from oya.reuse import decode_parse, encode_parse, reuse_key
 from oya.store import write_index
+from oya.store_embeddings import EmbeddingCache
+from oya.store_previous import previous_chunks, previous_parses, previous_tokens
 
 Progress = Callable[[int, int], None]
 
@@ -40,6 +36,8 @@ class CodeGraphData:
     parse_errors: dict[str, tuple[str, ...]] = field(default_factory=dict)
     encoded: dict[str, bytes] = field(default_factory=dict)  # what the index keeps for the next build
     reused: int = 0  # files whose parse came from the previous index
+    # files a parser could not read (too broken, too long, generated): indexed as text, path -> why
+    degraded: dict[str, str] = field(default_factory=dict)
 
     def stats(self) -> dict[str, int | float]:
         return graph_stats(self.nodes, self.edges)
@@ -78,19 +76,24 @@ def parse_and_link(
     previous = previous_parses(out_dir) if out_dir is not None else {}
     parsed: dict[str, ParsedFile] = {}
     encoded: dict[str, bytes] = {}
+    degraded: dict[str, str] = {}
     reused = 0
     for i, f in enumerate(scan_result.files):
         if (taken := _taken(f, previous.get(f.path))) is not None:
             parsed[f.path], encoded[f.path] = taken
             reused += 1
         elif (parser := parser_for(f.language)) is not None:
-            parsed[f.path] = parser.parse(f)
-            encoded[f.path] = encode_parse(parsed[f.path])
+            try:
+                parsed[f.path] = parser.parse(f)
+            except ParseError as err:  # the file stays in the index as text chunks
+                degraded[f.path] = str(err)
+            else:
+                encoded[f.path] = encode_parse(parsed[f.path])
         if progress:
             progress(i + 1, len(scan_result.files))
     nodes, edges = build_graph(list(parsed.values()))
     errors = {p: pf.errors for p, pf in parsed.items() if pf.errors}
-    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, encoded, reused)
+    return CodeGraphData(tuple(nodes), tuple(edges), parsed, errors, encoded, reused, degraded)
 
 
 def make_chunks(
@@ -149,16 +152,17 @@ def write_search_index(
     chunks: Sequence[Chunk],
     embeddings: EmbeddingData,
     progress: Progress | None = None,
+    report: dict[str, int] | None = None,
 ) -> Path:
-    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had."""
-    known = previous_tokens(out_dir)
-    tokens = {c.id: known[(c.id, c.title)] for c in chunks if (c.id, c.title) in known}
+    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had;
+    ``report`` hears whether the previous index was patched and how many rows changed."""
     meta = {
         "repo_name": repo.resolve().name,
         "repo_commit": repo_commit(repo),
         "model_id": embeddings.model_id,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "parse_errors": str(sum(len(v) for v in graph.parse_errors.values())),
+        "degraded_files": str(len(graph.degraded)),
         "reuse_key": reuse_key(),
     }
     return write_index(
@@ -172,6 +176,7 @@ def write_search_index(
         meta=meta,
         dim=embeddings.dim,
         parsed=graph.encoded,
-        tokens=tokens,
+        tokens=lambda written: previous_tokens(out_dir, written),
         progress=progress,
+        report=report,
     )

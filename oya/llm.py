@@ -35,10 +35,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from oya.core.answer import Answer, extractive_answer, validate_citations
-from oya.core.engine import RetrievalOptions
+from oya.core.answer import Answer, answer_items, extractive_answer, validate_citations
+from oya.core.options import RetrievalOptions
 from oya.core.results import Citation, RetrievalResult
+from oya.core.text import split_lines
 from oya.errors import ModelError
+from oya.settings import CachePaths
 
 DEFAULT_TIME_LIMIT = 120.0
 TEMPERATURE = 0.2
@@ -144,7 +146,7 @@ def render_context(result: RetrievalResult) -> str:
     for s in result.context.snippets:
         c = s.citation
         parts.append(f"--- {c.path} lines {c.start_line}-{c.end_line} ({c.title})")
-        parts.extend(f"{c.start_line + i}: {line}" for i, line in enumerate(s.text.splitlines()))
+        parts.extend(f"{c.start_line + i}: {line}" for i, line in enumerate(split_lines(s.text)))
     return "\n".join(parts)
 
 
@@ -316,7 +318,7 @@ class _ModelAnswerer:
             note = f"{why}; citations are the top retrieved sources"
         elif rejected:
             note = f"dropped {rejected} citation(s) outside the retrieved code"
-        return Answer(text, kept, self.name, note)
+        return Answer(text, kept, self.name, note, answer_items(result, kept))
 
 
 def _top_citations(result: RetrievalResult) -> tuple[Citation, ...]:
@@ -332,7 +334,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _fallback(result: RetrievalResult, reason: str) -> Answer:
     base = extractive_answer(result)
-    return Answer(base.text, base.citations, base.method, f"model answer unavailable: {reason}")
+    return replace(base, note=f"model answer unavailable: {reason}")
 
 
 # -- llama.cpp -----------------------------------------------------------------------------
@@ -356,8 +358,7 @@ def default_threads() -> int:
 
 
 def model_cache_dir() -> Path:
-    base = os.environ.get("OYA_CACHE_DIR") or str(Path.home() / ".cache" / "oya")
-    return Path(base) / "models" / "llm"
+    return CachePaths.resolve().llm_models
 
 
 def smollm2_path() -> Path | None:

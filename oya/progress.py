@@ -2,7 +2,7 @@
 
 Theory of operation:
 
-* The terminal gets a live bar from ``oya.build`` (rich, with an ETA column). Dagster's log (and so
+* The terminal gets a live bar from ``pipelines.build`` (rich, with an ETA column). Dagster's log (and so
   its UI, and the build's log file) gets lines, and those must stay few: a step of 10,000 chunks
   must not write 10,000 lines. ``ProgressLog`` writes the first update, then one whenever another
   tenth of the total is done or ``every_seconds`` have passed, whichever comes first, and always

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from oya.core.engine import ChannelUnavailable, GraphChannel, RetrievalOptions, retrieve
-from oya.core.query import QueryPlan
+from oya.core.channels import Channel, make_channels
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import retrieve
 from oya.core.results import RetrievalResult
 from oya.embed import MINILM_ID, MINILM_INT8_ID, Embedder, HashingEmbedder, OnnxMiniLMEmbedder
 from oya.errors import OyaError, QueryError
@@ -26,22 +27,32 @@ def embedder_for(model_id: str) -> Embedder | None:
     return None
 
 
-class _Unavailable:
-    def __init__(self, name: str, reason: str) -> None:
-        self.name = name
-        self.reason = reason
+def index_channels(
+    index: Index,
+    semantic_reason: str = "",
+    backends: tuple[DuckBM25Channel, MatrixVectorChannel] | None = None,
+) -> list[Channel]:
+    """The CLI's channels over an open index: DuckDB BM25, numpy cosine, the code graph.
 
-    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
-        raise ChannelUnavailable(self.reason)
+    ``semantic_reason`` (the question could not be embedded) reports the semantic channel
+    unavailable. ``backends`` reuses a searcher's lexical and semantic backends (the vector
+    matrix is loaded once). The eval scripts call this too, so they measure what the CLI runs.
+    """
+    lexical, semantic = backends or (DuckBM25Channel(index), MatrixVectorChannel(index))
+    return make_channels(
+        lexical=lexical,
+        semantic=None if semantic_reason else semantic,
+        graph=index.graph,
+        corpus=index,
+        semantic_reason=semantic_reason,
+    )
 
 
 class Searcher:
     def __init__(self, index: Index, embedder: Embedder | None) -> None:
         self.index = index
         self.embedder = embedder
-        self.lexical = DuckBM25Channel(index)
-        self.semantic = MatrixVectorChannel(index)
-        self.graph_channel = GraphChannel(index.graph, index)
+        self.backends = (DuckBM25Channel(index), MatrixVectorChannel(index))
 
     @classmethod
     def open(cls, path: Path) -> Searcher:
@@ -68,19 +79,21 @@ class Searcher:
         self,
         question: str,
         *,
-        k: int = 10,
-        include: tuple[str, ...] = (),
-        exclude: tuple[str, ...] = (),
+        k: int | None = None,
+        include: tuple[str, ...] | None = None,
+        exclude: tuple[str, ...] | None = None,
         options: RetrievalOptions | None = None,
     ) -> RetrievalResult:
+        """Retrieve for ``question``: ``options`` (the defaults when None) with ``k``, ``include``
+        and ``exclude`` put over it when given."""
         if not question.strip():
             raise QueryError("the query is empty")
         vector, reason = self.embed_query(question)
-        semantic = self.semantic if vector is not None else _Unavailable("semantic", reason)
-        opts = options or RetrievalOptions(k=k, include=include, exclude=exclude)
+        given = {"k": k, "include": include, "exclude": exclude}
+        opts = replace(options or RetrievalOptions(), **{n: v for n, v in given.items() if v is not None})
         return retrieve(
             question,
-            channels=[self.lexical, semantic, self.graph_channel],
+            channels=index_channels(self.index, reason if vector is None else "", self.backends),
             graph=self.index.graph,
             corpus=self.index,
             vector=vector,

@@ -31,23 +31,27 @@ import base64
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
+from oya import store_patch
 from oya.core.bm25 import K1, B
-from oya.core.engine import ChannelUnavailable
+from oya.core.channels import ChannelUnavailable
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Edge, Node
+from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 from oya.errors import IndexCorruptError, IndexMissingError
 from oya.models import SkippedFile, SourceFile
+from oya.store_patch import IndexRows
 
 INDEX_FILE = "index.duckdb"
 SCHEMA_VERSION = "2"
@@ -71,7 +75,7 @@ CREATE TABLE parsed_files (path VARCHAR PRIMARY KEY, parsed BLOB);
 
 def chunk_tokens(chunk: Chunk) -> list[str]:
     """What the lexical channels index for a chunk: its title (symbol name) and its text."""
-    return tokenize(chunk.title + "\n" + chunk.text)
+    return tokenize(indexed_text(chunk))
 
 
 # Every token occurrence once (empty token strings give no term), then the FTS layout from it.
@@ -95,6 +99,9 @@ DROP TABLE occurrences;
 """
 
 
+_WRITE_STEPS = 9  # what ``progress`` counts: the 8 tables, then the BM25 tables
+
+
 def _write_bm25_tables(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_BM25_TABLES)
 
@@ -111,92 +118,138 @@ def write_index(
     meta: Mapping[str, str],
     dim: int,
     parsed: Mapping[str, bytes] | None = None,
-    tokens: Mapping[str, str] | None = None,
+    tokens: Callable[[Sequence[Chunk]], Mapping[str, str]] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    report: dict[str, int] | None = None,
 ) -> Path:
     """Write the index to ``out_dir/index.duckdb`` atomically; returns its path.
 
+    When the index already there was written by the same code for the same model and little
+    changed, it is copied and patched (``oya.store_patch``) rather than written from nothing;
+    ``report`` (when given) receives ``patched`` (0 or 1) and the rows the patch changed.
+
     ``embeddings`` maps chunk id to a little-endian float32 blob of ``dim`` floats; ``parsed`` maps
-    a path to its encoded parse (``oya.reuse``); ``tokens`` maps chunk ids to their space-joined ``chunk_tokens``
-    where already known (the rest are tokenized here). ``progress`` hears (tables written, of).
+    a path to its encoded parse (``oya.reuse``); ``tokens`` gives, for the chunks about to be written,
+    the space-joined ``chunk_tokens`` of those whose tokens are already known (the rest are tokenized here). ``progress`` hears (tables written, of).
     Rows go in through newline-delimited JSON files read by ``read_json`` (DuckDB's
     ``executemany`` inserts row by row and is two orders of magnitude slower).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / INDEX_FILE
     tmp = out_dir / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
+    rows = IndexRows(
+        files=files,
+        skipped=skipped,
+        chunks=chunks,
+        embeddings=embeddings,
+        nodes=nodes,
+        edges=edges,
+        meta={"schema_version": SCHEMA_VERSION, "dim": str(dim), **meta},
+        parsed=parsed or {},
+        tokens=tokens or _none_known,
+    )
     try:
-        con = duckdb.connect(str(tmp))
-        try:
-            con.execute("SET enable_progress_bar = false")
-            con.execute(_SCHEMA)
-            all_meta = {"schema_version": SCHEMA_VERSION, "dim": str(dim), **meta}
-            ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.id))
-            known = tokens or {}
-            tables: list[tuple[str, Iterable[tuple[object, ...]]]] = [
-                ("meta", sorted(all_meta.items())),
-                (
-                    "files",
-                    (
-                        (f.path, f.language, f.size, f.sha256, f.n_lines, f.text)
-                        for f in sorted(files, key=_path)
-                    ),
-                ),
-                ("skipped", ((s.path, s.reason, s.detail) for s in sorted(skipped, key=_path))),
-                (
-                    "chunks",
-                    (
-                        (
-                            c.id,
-                            c.path,
-                            c.kind,
-                            c.title,
-                            c.start_line,
-                            c.end_line,
-                            c.text,
-                            c.content_hash,
-                            c.n_tokens,
-                            c.node_id,
-                            known[c.id] if c.id in known else " ".join(chunk_tokens(c)),
-                        )
-                        for c in ordered
-                    ),
-                ),
-                (
-                    "nodes",
-                    (node_row(n) for n in sorted(nodes, key=lambda n: n.id)),
-                ),
-                (
-                    "edges",
-                    (
-                        (e.source, e.target, e.kind, e.confidence)
-                        for e in sorted(edges, key=lambda e: (e.source, e.target, e.kind))
-                    ),
-                ),
-                ("embeddings", ((c.id, embeddings[c.id]) for c in ordered if c.id in embeddings)),
-                ("parsed_files", sorted((parsed or {}).items())),
-            ]
-            steps = len(tables) + 1
-            for done, (table, rows) in enumerate(tables):
-                if progress:
-                    progress(done, steps)
-                _bulk_insert(con, table, rows, out_dir)
-            if progress:
-                progress(len(tables), steps)
-            if ordered:
-                _write_bm25_tables(con)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
+        changed = _patched(final, tmp, rows)
+        if report is not None:
+            report.update({"patched": int(changed is not None), **(changed or {})})
+        if changed is None:
+            _write_new(tmp, rows, progress)
         os.replace(tmp, final)
         if progress:
-            progress(steps, steps)
+            progress(_WRITE_STEPS, _WRITE_STEPS)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         with contextlib.suppress(FileNotFoundError):
             Path(str(tmp) + ".wal").unlink()
     return final
+
+
+def _none_known(chunks: Sequence[Chunk]) -> Mapping[str, str]:
+    return {}
+
+
+def _chunk_rows(chunks: Sequence[Chunk], rows: IndexRows) -> Iterator[tuple[object, ...]]:
+    known = rows.tokens(chunks)
+    for c in chunks:
+        yield _chunk_row(c, known)
+
+
+def _chunk_row(c: Chunk, known: Mapping[str, str]) -> tuple[object, ...]:
+    tokens = known[c.id] if c.id in known else " ".join(chunk_tokens(c))
+    return (
+        c.id,
+        c.path,
+        c.kind,
+        c.title,
+        c.start_line,
+        c.end_line,
+        c.text,
+        c.content_hash,
+        c.n_tokens,
+        c.node_id,
+        tokens,
+    )
+
+
+def _patched(final: Path, tmp: Path, rows: IndexRows) -> dict[str, int] | None:
+    """Write the index into ``tmp`` as a patched copy of ``final`` (``oya.store_patch``) and count
+    the rows that changed; None, with ``tmp`` removed, when the previous index cannot serve."""
+    if not final.is_file() or Path(str(final) + ".wal").exists() or not rows.chunks:
+        return None  # (a write-ahead log beside it: the file alone is not the whole index)
+    shutil.copyfile(final, tmp)
+    changed: dict[str, int] | None = None
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            con.execute("SET enable_progress_bar = false")
+            if store_patch.usable(con, rows.meta):
+                changed = store_patch.patch(
+                    con, tmp.parent, _bulk_insert, lambda c: _chunk_rows(c, rows), node_row, rows
+                )
+            if changed is not None:
+                con.execute("CHECKPOINT")
+        finally:
+            con.close()
+    except duckdb.Error:
+        changed = None  # a previous index DuckDB cannot patch: written whole instead
+    if changed is None:
+        for path in (tmp, Path(str(tmp) + ".wal")):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    return changed
+
+
+def _write_new(tmp: Path, rows: IndexRows, progress: Callable[[int, int], None] | None) -> None:
+    con = duckdb.connect(str(tmp))
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.execute(_SCHEMA)
+        ordered = sorted(rows.chunks, key=lambda c: (c.path, c.start_line, c.id))
+        files = sorted(rows.files, key=_path)
+        edges = sorted(rows.edges, key=lambda e: (e.source, e.target, e.kind))
+        tables: list[tuple[str, Iterable[tuple[object, ...]]]] = [
+            ("meta", sorted(rows.meta.items())),
+            ("files", ((f.path, f.language, f.size, f.sha256, f.n_lines, f.text) for f in files)),
+            ("skipped", ((s.path, s.reason, s.detail) for s in sorted(rows.skipped, key=_path))),
+            ("chunks", _chunk_rows(ordered, rows)),
+            ("nodes", (node_row(n) for n in sorted(rows.nodes, key=lambda n: n.id))),
+            ("edges", ((e.source, e.target, e.kind, e.confidence) for e in edges)),
+            ("embeddings", ((c.id, rows.embeddings[c.id]) for c in ordered if c.id in rows.embeddings)),
+            ("parsed_files", sorted(rows.parsed.items())),
+        ]
+        steps = _WRITE_STEPS  # the tables, then the BM25 tables
+        for done, (table, table_rows) in enumerate(tables):
+            if progress:
+                progress(done, steps)
+            _bulk_insert(con, table, table_rows, tmp.parent)
+        if progress:
+            progress(len(tables), steps)
+        if ordered:
+            _write_bm25_tables(con)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
 
 
 def node_row(n: Node) -> tuple[str, str, str, str, str, int, int, str, str, float]:
@@ -235,9 +288,9 @@ def _bulk_insert(
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for row in rows:
                 values = [
-                    base64.b64encode(v).decode() if is_blob and v is not None else v
+                    base64.b64encode(v).decode() if is_blob and v is not None else v  # type: ignore[arg-type]
                     for v, is_blob in zip(row, blob, strict=True)
-                ]  # type: ignore[arg-type]
+                ]
                 fh.write(json.dumps(dict(zip(names, values, strict=True)), ensure_ascii=False))
                 fh.write("\n")
                 n += 1
@@ -404,6 +457,11 @@ class Index:
                 "SELECT path, language, size, n_lines FROM files ORDER BY path"
             ).fetchall()
         ]
+
+    def file_texts(self) -> dict[str, str]:
+        """Path -> text of every file that has one (one query: a query per file cost ~1 s on networkx)."""
+        rows = self.con.execute("SELECT path, text FROM files").fetchall()
+        return {str(p): str(t) for p, t in rows if t is not None}
 
     def skipped(self) -> list[SkippedFile]:
         return [

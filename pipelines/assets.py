@@ -2,11 +2,24 @@
 reports counts (and its own seconds) in metadata; no parsing, ranking or SQL here."""
 
 import time
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 from dagster import AssetExecutionContext, MetadataValue, Output, ResourceParam, asset
 
 from oya import indexing
+from oya.build_stats import (
+    PATH,
+    AssetStats,
+    ChunksStats,
+    CodeGraphStats,
+    EmbeddingStats,
+    SearchIndexStats,
+    SourceFilesStats,
+    WikiPagesStats,
+    WikiSiteStats,
+)
 from oya.core.records import Chunk
 from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
@@ -18,6 +31,20 @@ GROUP = "oya_index"
 
 def _seconds(t0: float) -> float:
     return round(time.perf_counter() - t0, 3)
+
+
+def _metadata(stats: AssetStats) -> dict[str, Any]:
+    """The asset's record as Dagster metadata, one entry per field: mappings as JSON, paths as paths."""
+    paths = {f.name for f in fields(stats) if f.metadata == PATH}  # type: ignore[arg-type]
+    out: dict[str, Any] = {}
+    for name, value in stats.fields().items():
+        if name in paths:
+            out[name] = MetadataValue.path(value)
+        elif isinstance(value, dict):
+            out[name] = MetadataValue.json(value)
+        else:
+            out[name] = value
+    return out
 
 
 @asset(group_name=GROUP, description="Text files of the repository, with content hashes; skips with reasons.")
@@ -37,19 +64,17 @@ def source_files(
     languages: dict[str, int] = {}
     for f in result.files:
         languages[f.language] = languages.get(f.language, 0) + 1
-    return Output(
-        result,
-        metadata={
-            "files": len(result.files),
-            "lines": sum(f.n_lines for f in result.files),
-            "skipped": len(result.skipped),
-            "skipped_by_reason": MetadataValue.json(skips),
-            "redactions": MetadataValue.json(result.redaction_counts()),
-            "languages": MetadataValue.json(dict(sorted(languages.items()))),
-            "leftovers_removed": len(removed),
-            "seconds": _seconds(t0),
-        },
+    stats = SourceFilesStats(
+        files=len(result.files),
+        lines=sum(f.n_lines for f in result.files),
+        skipped=len(result.skipped),
+        skipped_by_reason=skips,
+        redactions=result.redaction_counts(),
+        languages=dict(sorted(languages.items())),
+        leftovers_removed=len(removed),
+        seconds=_seconds(t0),
     )
+    return Output(result, metadata=_metadata(stats))
 
 
 @asset(
@@ -66,18 +91,17 @@ def code_graph(
     graph = indexing.parse_and_link(
         source_files, settings.out, progress=progress.reporter(context, "code_graph", "files")
     )
-    stats = graph.stats()
-    return Output(
-        graph,
-        metadata={
-            "symbols": int(stats["nodes"]),
-            "edges": int(stats["edges"]),
-            "parse_errors": sum(len(v) for v in graph.parse_errors.values()),
-            "parses_reused": graph.reused,
-            "stats": MetadataValue.json(stats),
-            "seconds": _seconds(t0),
-        },
+    counts = graph.stats()
+    stats = CodeGraphStats(
+        symbols=int(counts["nodes"]),
+        edges=int(counts["edges"]),
+        parse_errors=sum(len(v) for v in graph.parse_errors.values()),
+        parses_reused=graph.reused,
+        degraded_files=len(graph.degraded),
+        stats=counts,
+        seconds=_seconds(t0),
     )
+    return Output(graph, metadata=_metadata(stats))
 
 
 @asset(group_name=GROUP, description="Retrievable chunks: one per symbol, module code, docs sections.")
@@ -93,16 +117,14 @@ def chunks(
     out = indexing.make_chunks(
         source_files, code_graph, settings.out, progress=progress.reporter(context, "chunks", "files")
     )
-    return Output(
-        out,
-        metadata={
-            "chunks": len(out),
-            "code_chunks": sum(1 for c in out if c.kind == "code"),
-            "doc_chunks": sum(1 for c in out if c.kind == "doc"),
-            "tokens": sum(c.n_tokens for c in out),
-            "seconds": _seconds(t0),
-        },
+    stats = ChunksStats(
+        chunks=len(out),
+        code_chunks=sum(1 for c in out if c.kind == "code"),
+        doc_chunks=sum(1 for c in out if c.kind == "doc"),
+        tokens=sum(c.n_tokens for c in out),
+        seconds=_seconds(t0),
     )
+    return Output(out, metadata=_metadata(stats))
 
 
 @asset(
@@ -120,19 +142,17 @@ def chunk_embeddings(
     data = indexing.embed(
         chunks,
         embedder,
-        settings.embedding_cache_path(embedder.model_id),
+        settings.cache.embeddings(embedder.model_id),
         progress=progress.reporter(context, "chunk_embeddings", "embedded"),
     )
-    return Output(
-        data,
-        metadata={
-            "model": data.model_id,
-            "embedded": data.embedded,
-            "cached": data.cached,
-            "vectors": len(data.vectors),
-            "seconds": _seconds(t0),
-        },
+    stats = EmbeddingStats(
+        model=data.model_id,
+        embedded=data.embedded,
+        cached=data.cached,
+        vectors=len(data.vectors),
+        seconds=_seconds(t0),
     )
+    return Output(data, metadata=_metadata(stats))
 
 
 @asset(
@@ -150,6 +170,7 @@ def search_index(
 ) -> Output[str]:
     t0 = time.perf_counter()
     progress.update("search_index", 0, 1)
+    written: dict[str, int] = {}
     path = indexing.write_search_index(
         settings.out,
         settings.repo,
@@ -158,16 +179,16 @@ def search_index(
         chunks,
         chunk_embeddings,
         progress=progress.reporter(context, "search_index", "tables written"),
+        report=written,
     )
-    return Output(
-        str(path),
-        metadata={
-            "path": MetadataValue.path(str(path)),
-            "bytes": path.stat().st_size,
-            "chunks": len(chunks),
-            "seconds": _seconds(t0),
-        },
+    stats = SearchIndexStats(
+        path=str(path),
+        bytes=path.stat().st_size,
+        chunks=len(chunks),
+        patched=written,  # the previous index patched (rows per table), or written anew
+        seconds=_seconds(t0),
     )
+    return Output(str(path), metadata=_metadata(stats))
 
 
 @asset(
@@ -188,13 +209,8 @@ def wiki_pages(
         settings.site,  # pages whose inputs did not change are taken from the existing site
         progress=progress.reporter(context, "wiki_pages", "pages"),
     )
-    return Output(
-        pages,
-        metadata={
-            **{k: int(v) for k, v in pages.counts.items()},
-            "seconds": _seconds(t0),
-        },
-    )
+    stats = WikiPagesStats(**{k: int(v) for k, v in pages.counts.items()}, seconds=_seconds(t0))
+    return Output(pages, metadata=_metadata(stats))
 
 
 @asset(
@@ -207,18 +223,19 @@ def wiki_site(
     t0 = time.perf_counter()
     progress.update("wiki_site", 0, 1)
     report = write_wiki_site(
-        wiki_pages, Path(search_index).parent, settings.site, with_runtime=settings.site_runtime
+        wiki_pages,
+        Path(search_index).parent,
+        settings.site,
+        with_runtime=settings.site_runtime,
+        cache=settings.cache,
     )
-    sizes = {k: int(v) for k, v in report["bytes"].items()}
-    return Output(
-        str(settings.site),
-        metadata={
-            "path": MetadataValue.path(str(settings.site)),
-            "pages": int(report["pages"]),
-            "bytes": MetadataValue.json(sizes),
-            "seconds": _seconds(t0),
-        },
+    stats = WikiSiteStats(
+        path=str(settings.site),
+        pages=int(report["pages"]),
+        bytes={k: int(v) for k, v in report["bytes"].items()},
+        seconds=_seconds(t0),
     )
+    return Output(str(settings.site), metadata=_metadata(stats))
 
 
 INDEX_ASSETS = [source_files, code_graph, chunks, chunk_embeddings, search_index]

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, ConfigurableResource
 
-from oya.embed import Embedder, default_cache_dir, make_embedder
+from oya.embed import Embedder, make_embedder
 from oya.progress import ProgressLog
+from oya.settings import CachePaths
 
 
 class OyaSettings(ConfigurableResource):  # type: ignore[type-arg]
@@ -38,15 +39,12 @@ class OyaSettings(ConfigurableResource):  # type: ignore[type-arg]
         return Path(self.site_dir).expanduser().resolve() if self.site_dir else self.out / "site"
 
     @property
-    def cache(self) -> Path:
-        return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
-
-    def embedding_cache_path(self, model_id: str) -> Path:
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model_id)
-        return self.cache / "embeddings" / f"{safe}.sqlite"
+    def cache(self) -> CachePaths:
+        """Resolved here once; every asset that uses the cache takes it from this record."""
+        return CachePaths.resolve(self.cache_dir)
 
     def make_embedder(self) -> Embedder:
-        return make_embedder(self.embedder)
+        return make_embedder(self.embedder, self.cache.root)
 
 
 class Progress:

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oya.core.bm25 import BM25Index
-from oya.core.engine import GraphChannel
+from oya.core.channels import Channel
 from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
-from oya.embed import Embedder, default_cache_dir
+from oya.embed import Embedder
 from oya.indexing import embed, make_chunks, parse_and_link, scan, write_search_index
-from oya.store import SCHEMA_VERSION, DuckBM25Channel, Index, MatrixVectorChannel
+from oya.settings import CachePaths
+from oya.store import SCHEMA_VERSION, Index
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
 from .prose_queries import ProseQuery, collect_prose_queries
@@ -54,8 +55,7 @@ class Project:
 
 
 def cache_path(model_id: str) -> Path:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model_id)
-    return default_cache_dir() / "embeddings" / f"{safe}.sqlite"
+    return CachePaths.resolve().embeddings(model_id)
 
 
 def build_index(tree: Path, out: Path, embedder: Embedder, log: bool = True) -> dict[str, int | float]:
@@ -155,9 +155,7 @@ class MemoChannel:
     ``plan.text``), so the memo changes no ranking; latency is measured without it.
     """
 
-    def __init__(
-        self, inner: DuckBM25Channel | MatrixVectorChannel | GraphChannel | FoldedBM25Channel
-    ) -> None:
+    def __init__(self, inner: Channel) -> None:
         self.inner = inner
         self.name = inner.name
         self._memo: dict[tuple[object, ...], list[tuple[str, float]]] = {}
@@ -171,11 +169,6 @@ class MemoChannel:
     def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
         source = getattr(self.inner, "vectors_for", None)
         return dict(source(ids)) if source is not None else {}
-
-
-def channels_for(index: Index) -> list[DuckBM25Channel | MatrixVectorChannel | GraphChannel]:
-    """The CLI's channels (what ``Searcher`` runs)."""
-    return [DuckBM25Channel(index), MatrixVectorChannel(index), GraphChannel(index.graph, index)]
 
 
 class FoldedBM25Channel:

@@ -33,118 +33,44 @@ Theory of operation:
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oya.core.answer import extractive_answer
 from oya.core.bm25 import BM25Index
-from oya.core.engine import (
+from oya.core.bundle_format import (
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    INDEX_FILE,
+    VECTORS_FILE,
+    BundleError,
+    LazyBM25Index,
+    column,
+    decode_chunks,
+    decode_graph,
+    decode_vectors,
+    dequantize,
+    get_table,
+    inflate,
+)
+from oya.core.channels import (
     BM25Channel,
     Channel,
     ChannelUnavailable,
-    GraphChannel,
     MemoryCorpus,
-    RetrievalOptions,
+    RankedListChannel,
     VectorChannel,
-    retrieve,
+    make_channels,
 )
 from oya.core.graph import CodeGraph
-from oya.core.query import QueryPlan
-from oya.core.records import Chunk, Edge, Node, chunk_id, content_hash
+from oya.core.options import RetrievalOptions, fetch_depth
+from oya.core.pipeline import retrieve
+from oya.core.records import Chunk
 from oya.core.results import RetrievalResult
 from oya.core.vectors import VectorIndex
-
-BUNDLE_FORMAT = "oya-bundle"
-BUNDLE_VERSION = 2
-INDEX_FILE = "index.json.gz"
-VECTORS_FILE = "vectors.bin.gz"
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-class BundleError(ValueError):
-    """The bundle is not one this core can read (wrong format, version, or inconsistent arrays)."""
-
-
-# -- postings ----------------------------------------------------------------------------------
-def decode_postings(flat: Sequence[int]) -> list[tuple[int, int]]:
-    """``[(doc, tf), ...]`` from a flat ``[doc, tf, ...]`` list whose doc numbers are delta-encoded."""
-    out: list[tuple[int, int]] = []
-    doc = 0
-    for i in range(0, len(flat) - 1, 2):
-        doc += flat[i]
-        out.append((doc, flat[i + 1]))
-    return out
-
-
-class LazyBM25Index(BM25Index):
-    """A ``BM25Index`` whose postings are decoded per term on first use; scores are identical."""
-
-    __slots__ = ("_raw",)
-
-    def __init__(self, doc_ids: Sequence[str], doc_lens: Sequence[int], raw: Mapping[str, list[int]]) -> None:
-        super().__init__(doc_ids, doc_lens, {})
-        self._raw = dict(raw)
-
-    def _materialize(self, terms: Iterable[str]) -> None:
-        for term in terms:
-            flat = self._raw.pop(term, None)
-            if flat is not None:
-                self.postings[term] = decode_postings(flat)
-
-    def idf(self, term: str) -> float:
-        self._materialize((term,))
-        return super().idf(term)
-
-    def scores(self, query_tokens: Iterable[str]) -> dict[int, float]:
-        tokens = list(query_tokens)
-        self._materialize(tokens)
-        return super().scores(tokens)
-
-
-# -- vectors -----------------------------------------------------------------------------------
-def dequantize(int8_rows: bytes, scales: Sequence[float], dim: int) -> array[float]:
-    """The float32 matrix ``row * scale`` of int8 rows (row-major)."""
-    q = memoryview(int8_rows).cast("b")
-    if len(q) != len(scales) * dim:
-        raise BundleError(f"{len(q)} int8 values do not hold {len(scales)} rows of {dim}")
-    out = array("f")
-    for i, s in enumerate(scales):
-        out.extend([v * s for v in q[i * dim : (i + 1) * dim]])
-    return out
-
-
-class RankedListChannel:
-    """The semantic channel's result computed elsewhere (the browser's JS kernel), passed in ranked.
-
-    ``ranked`` must be the core's ranking (``Bundle.rank_vectors``) — tests hold them together. With
-    no list the channel is unavailable for ``reason``.
-    """
-
-    name = "semantic"
-
-    def __init__(
-        self,
-        ranked: Sequence[tuple[str, float]] | None,
-        reason: str = "no embedding for the question",
-        vectors: Callable[[Sequence[str]], Mapping[str, Sequence[float]]] | None = None,
-    ) -> None:
-        self.ranked = None if ranked is None else [(str(i), float(s)) for i, s in ranked]
-        self.reason = reason
-        self._vectors = vectors
-
-    def vectors_for(self, ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
-        """Stored vectors of some chunks (the engine's diversity stage asks for them)."""
-        return {} if self._vectors is None else self._vectors(ids)
-
-    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
-        if self.ranked is None:
-            raise ChannelUnavailable(self.reason)
-        return self.ranked[:k]
 
 
 # -- the bundle --------------------------------------------------------------------------------
@@ -228,16 +154,21 @@ class Bundle:
         ranked: Sequence[tuple[str, float]] | None = None,
         semantic_reason: str | None = None,
     ) -> list[Channel]:
-        semantic: Channel
+        """The core's channel set over this bundle (``make_channels``, as the CLI's searcher)."""
+        semantic: Channel | None = None
         if not self.has_vectors:
-            semantic = VectorChannel(None, "the bundle has no vectors")
-        elif semantic_reason is not None:
-            semantic = RankedListChannel(None, semantic_reason)
-        elif ranked is not None:
-            semantic = RankedListChannel(ranked, vectors=self.vectors_for)
-        else:
+            semantic_reason = "the bundle has no vectors"
+        elif semantic_reason is None and ranked is not None:
+            semantic = RankedListChannel(ranked)
+        elif semantic_reason is None and self.vector_index is not None:
             semantic = VectorChannel(self.vector_index)
-        return [BM25Channel(self.bm25), semantic, GraphChannel(self.graph, self.corpus)]
+        return make_channels(
+            lexical=BM25Channel(self.bm25),
+            semantic=semantic,
+            graph=self.graph,
+            corpus=self.corpus,
+            semantic_reason=semantic_reason or "",
+        )
 
     def retrieve(
         self,
@@ -278,6 +209,10 @@ class Bundle:
         out["answer"] = answer.to_dict()
         return out
 
+    def fetch_depth(self, **options: Any) -> int:
+        """How deep a semantic ranking handed to ``ask`` (``ranked``) must go for these options."""
+        return fetch_depth(RetrievalOptions(**_normalise_options(options)))
+
     def vector_layout(self) -> dict[str, Any]:
         """What a JavaScript kernel needs to score ``vectors.bin`` itself (ids in row order)."""
         return {
@@ -302,90 +237,7 @@ def _normalise_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# -- decoding ----------------------------------------------------------------------------------
-def _column(table: Mapping[str, Any], name: str, n: int | None) -> list[Any]:
-    col = table.get(name)
-    if not isinstance(col, list):
-        raise BundleError(f"bundle column {name!r} is missing")
-    if n is not None and len(col) != n:
-        raise BundleError(f"bundle column {name!r} has {len(col)} values, expected {n}")
-    return col
-
-
-def _rows(table: Mapping[str, Any], names: Sequence[str], n: int) -> Iterator[tuple[Any, ...]]:
-    """The named columns of ``table`` (each ``n`` long), zipped into rows."""
-    return zip(*(_column(table, name, n) for name in names), strict=True)
-
-
-def inflate(data: bytes) -> bytes:
-    """``data`` gunzipped when it is gzip (the bundle's files on disk), else as it is."""
-    return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
-
-
-def _decode_graph(doc: Mapping[str, Any], paths: list[str]) -> tuple[list[str], CodeGraph]:
-    """The node ids (in bundle order) and the code graph of ``nodes`` and ``edges``."""
-    nt = doc["nodes"]
-    node_ids: list[str] = _column(nt, "id", None)
-    names = ("id", "kind", "name", "qualname", "path", "start_line", "end_line", "signature", "docstring")
-    nodes = [
-        Node(nid, kind, name, qual, paths[p], start, end, sig, docstr, float(cent))
-        for nid, kind, name, qual, p, start, end, sig, docstr, cent in _rows(
-            nt, (*names, "centrality"), len(node_ids)
-        )
-    ]
-    et = doc["edges"]
-    edges = [
-        Edge(node_ids[s], node_ids[t], kind, float(conf))
-        for s, t, kind, conf in _rows(
-            et, ("source", "target", "kind", "confidence"), len(_column(et, "source", None))
-        )
-    ]
-    return node_ids, CodeGraph(nodes, edges)
-
-
-def _decode_chunks(ct: Mapping[str, Any], paths: list[str], node_ids: list[str]) -> list[Chunk]:
-    """Chunks, their ids and content hashes computed by the indexer's own formulas."""
-    names = ("path", "kind", "title", "start_line", "end_line", "text", "n_tokens", "node")
-    return [
-        Chunk(
-            chunk_id(paths[p], start, end, text),
-            paths[p],
-            kind,
-            title,
-            start,
-            end,
-            text,
-            content_hash(text),
-            ntok,
-            node_ids[node] if node >= 0 else None,
-        )
-        for p, kind, title, start, end, text, ntok, node in _rows(ct, names, len(_column(ct, "text", None)))
-    ]
-
-
-def _decode_vectors(
-    vt: Mapping[str, Any] | None, vectors: bytes | None, ids: list[str]
-) -> tuple[list[str], int, list[float], bytes, tuple[int, int] | None]:
-    """``(vector ids, dim, scales, int8 data, (scales offset, data offset))``; empty without vectors."""
-    if vt is None or vectors is None:
-        return [], 0, [], b"", None
-    if vt.get("dtype") != "int8":
-        raise BundleError(f"vector dtype {vt.get('dtype')!r} is not supported (int8 is)")
-    dim = int(vt["dim"])
-    count = int(vt["count"])
-    rows: list[int] = _column(vt, "rows", count)
-    s_off = int(vt["scales_offset"])
-    d_off = int(vt["data_offset"])
-    if len(vectors) < d_off + count * dim:
-        raise BundleError(f"vectors.bin holds {len(vectors)} bytes, expected {d_off + count * dim}")
-    scale_arr = array("f")
-    scale_arr.frombytes(vectors[s_off : s_off + 4 * count])
-    if sys.byteorder == "big":  # pragma: no cover - no big-endian CI
-        scale_arr.byteswap()
-    data = bytes(vectors[d_off : d_off + count * dim])
-    return [ids[r] for r in rows], dim, scale_arr.tolist(), data, (s_off, d_off)
-
-
+# -- reading ----------------------------------------------------------------------------------
 def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bundle:
     """A :class:`Bundle` from ``index.json`` and ``vectors.bin`` (None: no vectors), gzipped or not."""
     if isinstance(index_json, bytes):
@@ -395,19 +247,19 @@ def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bund
         raise BundleError("not an oya bundle (index.json lacks format 'oya-bundle')")
     if doc.get("version") != BUNDLE_VERSION:
         raise BundleError(f"bundle version {doc.get('version')!r}; this core reads version {BUNDLE_VERSION}")
-    paths: list[str] = doc["paths"]
-    pages = dict(zip(paths, _column(doc, "pages", len(paths)), strict=True))
-    node_ids, graph = _decode_graph(doc, paths)
-    chunks = _decode_chunks(doc["chunks"], paths, node_ids)
+    paths: list[str] = column(doc, "paths", None)
+    pages = dict(zip(paths, column(doc, "pages", len(paths)), strict=True))
+    node_ids, graph = decode_graph(doc, paths)
+    chunks = decode_chunks(get_table(doc, "chunks"), paths, node_ids)
     ids = [c.id for c in chunks]
-    bt = doc["bm25"]
-    terms: list[str] = _column(bt, "terms", None)
+    bt = get_table(doc, "bm25")
+    terms: list[str] = column(bt, "terms", None)
     bm25 = LazyBM25Index(
         ids,
-        _column(bt, "doc_lens", len(ids)),
-        dict(zip(terms, _column(bt, "postings", len(terms)), strict=True)),
+        column(bt, "doc_lens", len(ids)),
+        dict(zip(terms, column(bt, "postings", len(terms)), strict=True)),
     )
-    vector_ids, dim, scales, data, offsets = _decode_vectors(
+    vector_ids, dim, scales, data, offsets = decode_vectors(
         doc.get("vectors"), inflate(vectors) if vectors is not None else None, ids
     )
     return Bundle(

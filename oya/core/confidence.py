@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from oya.core.query import QueryPlan
 from oya.core.results import Confidence, Hit, SearchQuality
+from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 
 DISCLAIMERS = {
@@ -51,7 +52,7 @@ def assess_confidence(
     if terms:
         present: set[str] = set()
         for h in top:
-            present.update(tokenize(h.chunk.title + "\n" + h.chunk.text))
+            present.update(tokenize(indexed_text(h.chunk)))
         coverage = len(terms & present) / len(terms)
         reasons.append(f"{coverage:.0%} of the question's terms found")
     agreement = 1.0 if len([c for c in hits[0].channels if c != "graph-expansion"]) > 1 else 0.0

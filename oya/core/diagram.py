@@ -15,7 +15,7 @@ drawn. A flat diagram with one ``contains`` arrow per member buried the calls th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from oya.core.records import Edge, Node
 
@@ -53,6 +53,37 @@ def _containment(edges: Iterable[Edge], ids: Mapping[str, str]) -> dict[str, str
         if up is None:
             parent[e.target] = e.source
     return parent
+
+
+_CLASS_DEFS = (
+    "  classDef seed fill:#fde68a,stroke:#b45309,color:#111",
+    "  classDef mod fill:#e0e7ff,stroke:#4338ca,color:#111",
+    "  classDef cls fill:#dcfce7,stroke:#15803d,color:#111",
+    "  classDef fn fill:#f3f4f6,stroke:#6b7280,color:#111",
+)
+
+
+def _edge_lines(edges: Sequence[Edge], ids: Mapping[str, str], parent: Mapping[str, str]) -> list[str]:
+    """One arrow per (source, target) among the drawn nodes; containment is drawn as nesting."""
+
+    def inside(node_id: str, container: str) -> bool:
+        up = parent.get(node_id)
+        while up is not None and up != container:
+            up = parent.get(up)
+        return up is not None
+
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for e in edges:
+        if e.source in ids and e.target in ids and (e.source, e.target) not in seen:
+            # Mermaid's layout rejects any other edge between a subgraph and a node inside it
+            # (a method calling its own class, say)
+            if inside(e.target, e.source) or inside(e.source, e.target):
+                continue
+            seen.add((e.source, e.target))
+            arrow = _EDGE_ARROWS.get(e.kind, "-->")
+            out.append(f"  {ids[e.source]} {arrow}|{e.kind}| {ids[e.target]}")
+    return out
 
 
 def render_mermaid(
@@ -95,26 +126,8 @@ def render_mermaid(
         if n.id not in parent:
             emit(n)
 
-    def inside(node_id: str, container: str) -> bool:
-        up = parent.get(node_id)
-        while up is not None and up != container:
-            up = parent.get(up)
-        return up is not None
-
-    seen: set[tuple[str, str]] = set()
-    for e in edges:
-        if e.source in ids and e.target in ids and (e.source, e.target) not in seen:
-            # containment is drawn as nesting; Mermaid's layout rejects any other edge between a
-            # subgraph and a node inside it (a method calling its own class, say)
-            if inside(e.target, e.source) or inside(e.source, e.target):
-                continue
-            seen.add((e.source, e.target))
-            arrow = _EDGE_ARROWS.get(e.kind, "-->")
-            lines.append(f"  {ids[e.source]} {arrow}|{e.kind}| {ids[e.target]}")
-    lines.append("  classDef seed fill:#fde68a,stroke:#b45309,color:#111")
-    lines.append("  classDef mod fill:#e0e7ff,stroke:#4338ca,color:#111")
-    lines.append("  classDef cls fill:#dcfce7,stroke:#15803d,color:#111")
-    lines.append("  classDef fn fill:#f3f4f6,stroke:#6b7280,color:#111")
+    lines.extend(_edge_lines(edges, ids, parent))
+    lines.extend(_CLASS_DEFS)
     out = "\n".join(lines)
     if len(out) > max_chars and len(chosen) > 1:  # drop a quarter of the nodes and retry
         return render_mermaid(

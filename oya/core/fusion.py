@@ -3,7 +3,9 @@
 Theory of operation (Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms
 Condorcet and individual Rank Learning Methods", SIGIR 2009), with a weight per channel:
 
-    rrf(d) = sum over channels c that ranked d of  w_c / (k + rank_c(d)),   k = 60, rank from 1
+    rrf(d) = sum over channels c that ranked d of  w_c / (k + rank_c(d)),   rank from 1
+
+The paper's k is 60; the shipped k is ``RetrievalOptions.rrf_k`` (10, measured).
 
 Only ranks matter, so channels with incomparable scores (BM25, cosine, name matches) fuse
 fairly, and a document found by several channels rises above one found by a single channel.
@@ -14,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-RRF_K = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +28,9 @@ class Fused:
 
 def fuse(
     rankings: Mapping[str, Sequence[str]],
-    weights: Mapping[str, float] | None = None,
+    weights: Mapping[str, float] | None,
     *,
-    k: int = RRF_K,
+    k: int,
 ) -> list[Fused]:
     """Fuse ranked id lists (best first) into one list, best first."""
     if k <= 0:

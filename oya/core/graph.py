@@ -6,8 +6,10 @@ Theory of operation:
   "connected code"), each edge with its kind and resolution confidence.
 * ``expand`` walks out from seed nodes level by level for at most ``hops`` levels, following
   only edges with confidence >= ``min_confidence``. Within a level the candidates are taken
-  by priority = centrality * edge-kind weight * confidence (most central first, ties by id)
-  until ``max_nodes`` nodes are held. So the result never exceeds the hop or node caps, and
+  by priority = prior(node) * edge-kind weight * confidence (ties by id) until ``max_nodes``
+  nodes are held. The shipped prior is ``uniform_prior``: a PageRank prior preferred hubs to
+  the seed's own callees and callers and lost (docs/DECISIONS.md; the variant is in
+  ``bench/variants/centrality.py``). So the result never exceeds the hop or node caps, and
   the same input always gives the same subgraph.
 * The graph channel ranks nodes whose name, qualified name or path share tokens with the
   question: an exact name match counts most, then the share of the node's name tokens
@@ -16,7 +18,7 @@ Theory of operation:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from oya.core.records import Edge, Node
@@ -24,6 +26,11 @@ from oya.core.tokenize import split_identifier, tokenize
 
 # How much each kind of edge is worth following when the context has room for few nodes.
 EDGE_WEIGHTS: dict[str, float] = {"calls": 1.0, "inherits": 0.9, "imports": 0.6, "contains": 0.7}
+
+
+def uniform_prior(node: Node) -> float:
+    """Every node alike: within a hop, only the edge's kind and confidence order the candidates."""
+    return 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +90,15 @@ class CodeGraph:
         self,
         seeds: Sequence[str],
         *,
-        hops: int = 2,
-        min_confidence: float = 0.5,
-        max_nodes: int = 24,
-        edge_weights: Mapping[str, float] | None = None,
-        use_centrality: bool = True,
+        hops: int,
+        min_confidence: float,
+        max_nodes: int,
+        prior: Callable[[Node], float],
+        edge_weights: Mapping[str, float] = EDGE_WEIGHTS,
     ) -> Subgraph:
         if hops < 0 or max_nodes < 0:
             raise ValueError("hops and max_nodes cannot be negative")
-        weights = EDGE_WEIGHTS if edge_weights is None else edge_weights
+        weights = edge_weights
         distance: dict[str, int] = {}
         order: list[str] = []
         for s in seeds:
@@ -106,8 +113,7 @@ class CodeGraph:
                 for other, edge in self.neighbors(node_id, min_confidence):
                     if other in distance:
                         continue
-                    prior = self.nodes[other].centrality if use_centrality else 1.0
-                    pr = (prior + 1e-9) * weights.get(edge.kind, 0.5) * edge.confidence
+                    pr = (prior(self.nodes[other]) + 1e-9) * weights.get(edge.kind, 0.5) * edge.confidence
                     if pr > best.get(other, -1.0):
                         best[other] = pr
             ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
@@ -178,14 +184,40 @@ class CodeGraph:
             self._prefix_index = prefixes
         return self._node_tokens
 
+    def _name_candidates(
+        self, q: set[str], exact: set[str], words: Mapping[str, list[str]], by_path: bool
+    ) -> set[str]:
+        """Nodes that can score: a name token in the question (or its prefix), or named exactly.
+
+        A node with no name token in the question scores at most 0.5 (below the floor) unless
+        a wanted path lifts it, so only then (``by_path``) do qualified-name and path tokens
+        ("networkx", "algorithms"), which most nodes share, make candidates. Same result, far
+        fewer nodes.
+        """
+        table = self._tokens()
+        names = self._name_index or {}
+        candidates: set[str] = set()
+        for t in q:
+            candidates.update(names.get(t, ()))
+        for t in exact - q:  # named exactly (+3), yet sharing only context tokens with the question
+            candidates.update(n for n in names.get(t, ()) if table[n][1] & q)
+        prefixes = self._prefix_index or {}
+        for p in words:
+            candidates.update(prefixes.get(p, ()))
+        if by_path:
+            ctx = self._ctx_index or {}
+            for t in q:
+                candidates.update(ctx.get(t, ()))
+        return candidates
+
     def match_names(
         self,
         query_tokens: Sequence[str],
         *,
         identifiers: Sequence[str] = (),
         paths: Sequence[str] = (),
-        k: int = 50,
-        prefix_match: bool = True,
+        k: int,
+        prefix_match: bool,
     ) -> list[tuple[str, float]]:
         """Nodes whose names or paths match the query, best first, as ``(node_id, score)``.
 
@@ -194,31 +226,16 @@ class CodeGraph:
         "connection"), code the verb (``expand``, ``embed``, ``connect``).
         """
         table = self._tokens()
-        names = self._name_index or {}
         q = set(query_tokens)
         exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers}
         exact |= {t for t in q if "_" in t}
         wanted_paths = [p.replace("\\", "/").lstrip("./") for p in paths]
-        # A node with no name token in the question scores at most 0.5 (below the floor) unless
-        # a wanted path lifts it, so only then do qualified-name and path tokens ("networkx",
-        # "algorithms"), which most nodes share, make candidates. Same result, far fewer nodes.
-        candidates: set[str] = set()
-        for t in q:
-            candidates.update(names.get(t, ()))
-        for t in exact - q:  # named exactly (+3), yet sharing only context tokens with the question
-            candidates.update(n for n in names.get(t, ()) if table[n][1] & q)
         words: dict[str, list[str]] = {}
         if prefix_match:
             for t in q:
                 if len(t) >= PREFIX and t.isalpha():
                     words.setdefault(t[:PREFIX], []).append(t)
-            prefixes = self._prefix_index or {}
-            for p in words:
-                candidates.update(prefixes.get(p, ()))
-        if wanted_paths:
-            ctx = self._ctx_index or {}
-            for t in q:
-                candidates.update(ctx.get(t, ()))
+        candidates = self._name_candidates(q, exact, words, bool(wanted_paths))
         scores: list[tuple[str, float]] = []
         for node_id in candidates:
             node = self.nodes[node_id]

@@ -1,17 +1,18 @@
-"""Query analysis: intent, channel weights, and the lexical sub-query of a long question.
+"""Query analysis: intent, channel weights, identifiers and paths named in the question.
 
 Theory of operation:
 
 * Intent comes from a cheap rule-based classifier (regular expressions over the question):
   ``debug`` (errors, tracebacks, "bug", "fails"), ``lookup`` ("where is", "which file",
   "defined", a bare identifier), ``architecture`` ("architecture", "overall", "modules",
-  "structure"), ``conceptual`` ("how", "why", "explain"), else ``general``. Each intent has
-  channel weights for the fusion: lookups and debugging lean lexical (names matter),
-  conceptual and architecture questions lean semantic and graph.
-* A long question (a pasted bug report) drowns its few precise terms in prose. We pull out
-  what identifies code — identifiers with ``_``/camelCase/dots, file paths, exception names,
-  traceback frames — and the lexical and graph channels search those instead of every word;
-  the semantic channel still embeds the text itself.
+  "structure"), ``conceptual`` ("how", "why", "explain"), else ``general``. The intent is
+  reported (``SearchQuality.intent``); it does not change the channel weights: weights per
+  intent gained nothing and cost connected-code coverage (docs/DECISIONS.md; the variant is
+  ``bench/variants/query_plans.py``). Every question fuses with ``CHANNEL_WEIGHTS``.
+* Identifiers (``_``/camelCase/dotted names, exception names, traceback frames) and file paths
+  named in the question feed the graph channel. A long question (a pasted bug report) keeps
+  all its tokens for BM25: its IDF already weighs the rare identifiers up (searching only the
+  identifiers showed no gain; the variant is in ``bench/variants/query_plans.py``).
 * Questions are untrusted text (a ``?ask=`` link asks on page load): every expression here runs
   in linear time on any input, a question over ``MAX_QUESTION_CHARS`` is refused, and
   extraction keeps bounded numbers of bounded names.
@@ -28,14 +29,9 @@ from oya.core.tokenize import tokenize
 
 INTENTS = ("lookup", "debug", "conceptual", "architecture", "general")
 
-# weights per channel for each intent: lexical (BM25), semantic (vectors), graph (names)
-INTENT_WEIGHTS: dict[str, dict[str, float]] = {
-    "lookup": {"lexical": 1.2, "semantic": 0.8, "graph": 1.0},
-    "debug": {"lexical": 1.2, "semantic": 0.8, "graph": 0.8},
-    "conceptual": {"lexical": 0.8, "semantic": 1.2, "graph": 0.8},
-    "architecture": {"lexical": 0.7, "semantic": 1.1, "graph": 1.2},
-    "general": {"lexical": 1.0, "semantic": 1.0, "graph": 0.8},
-}
+# the fusion's weight per channel (lexical: BM25, semantic: vectors, graph: names), for every
+# question (bench/results/eval_quality.md: the intent-adaptive table lost)
+CHANNEL_WEIGHTS: dict[str, float] = {"lexical": 1.0, "semantic": 1.0, "graph": 0.8}
 
 _DEBUG = re.compile(
     r"\b(error|exception|traceback|bug|fail(s|ed|ing|ure)?|crash(es|ed)?|broken|raises?|"
@@ -198,18 +194,11 @@ def extract_identifiers(text: str, *, limit: int | None = MAX_QUESTION_CHARS) ->
     return idents, paths
 
 
-def plan_query(
-    question: str,
-    *,
-    intent: str | None = None,
-    adaptive_weights: bool = True,
-    long_query_identifiers: bool = False,
-) -> QueryPlan:
+def plan_query(question: str, *, intent: str | None = None) -> QueryPlan:
     """Analyse ``question`` once; every channel reads the plan.
 
-    A question longer than ``MAX_QUESTION_CHARS`` raises ``ValueError``. A long question keeps
-    every token in the lexical query (BM25's IDF already weighs its rare identifiers up);
-    ``long_query_identifiers=True`` searches only its identifiers and paths.
+    A question longer than ``MAX_QUESTION_CHARS`` raises ``ValueError``. ``intent`` replaces
+    the classified intent (it is reported, not weighed).
     """
     text = question.strip()
     if len(text) > MAX_QUESTION_CHARS:
@@ -218,21 +207,14 @@ def plan_query(
     chosen = intent or classify_intent(text)
     if chosen not in INTENTS:
         raise ValueError(f"intent must be one of {', '.join(INTENTS)}; got {chosen!r}")
-    weights = dict(INTENT_WEIGHTS[chosen] if adaptive_weights else INTENT_WEIGHTS["general"])
     idents, paths = extract_identifiers(text)
-    long = len(tokens) > LONG_QUERY_TOKENS
-    lexical: tuple[str, ...] = tokens
-    if long and long_query_identifiers and (idents or paths):
-        # the precise part of a bug report: identifiers, paths, exception names
-        precise = tokenize(" ".join(idents + paths))
-        lexical = tuple(dict.fromkeys(precise))
     return QueryPlan(
         text=text,
         intent=chosen,
-        weights=weights,
-        lexical_tokens=lexical,
+        weights=dict(CHANNEL_WEIGHTS),
+        lexical_tokens=tokens,
         identifiers=tuple(idents),
         paths=tuple(paths),
-        long=long,
+        long=len(tokens) > LONG_QUERY_TOKENS,
         tokens=tokens,
     )

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oya.core.graph import Subgraph
-from oya.core.records import Chunk
+from oya.core.records import Chunk, Node
 from oya.core.sitepaths import page_url as page_url  # re-exported: callers import it from here
 
 CHANNEL_STATUSES = ("ran", "failed", "unavailable", "off")
@@ -50,10 +50,18 @@ class SearchQuality:
     found: int  # distinct results the channels found
     used: int  # results kept in the answer
     expanded: int = 0  # nodes added by graph expansion
+    fetch_depth: int = 0  # how deep each channel ranked before fusion
+    hops: int = 0  # graph expansion hops used (0: no expansion)
 
     @property
     def degraded(self) -> tuple[ChannelReport, ...]:
         return tuple(c for c in self.channels if c.status in ("failed", "unavailable"))
+
+    def degraded_reason(self) -> str:
+        """Why the answer ran on fewer channels than asked for ("" when none was missing)."""
+        return "; ".join(
+            f"{c.name} {c.status}" + (f": {c.detail}" if c.detail else "") for c in self.degraded
+        )
 
     def summary(self) -> str:
         parts = []
@@ -130,6 +138,7 @@ class RetrievalResult:
     quality: SearchQuality
     citations: tuple[Citation, ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    symbols: dict[str, Node] = field(default_factory=dict)  # the graph nodes of the citations
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (for ``--json`` and for the browser)."""
@@ -141,38 +150,10 @@ class RetrievalResult:
                 "disclaimer": self.confidence.disclaimer,
                 "reasons": list(self.confidence.reasons),
             },
-            "search_quality": {
-                "intent": self.quality.intent,
-                "found": self.quality.found,
-                "used": self.quality.used,
-                "expanded": self.quality.expanded,
-                "summary": self.quality.summary(),
-                "channels": [
-                    {
-                        "name": c.name,
-                        "status": c.status,
-                        "found": c.found,
-                        "used": c.used,
-                        "weight": c.weight,
-                        "detail": c.detail,
-                    }
-                    for c in self.quality.channels
-                ],
-            },
-            "hits": [
-                {
-                    "chunk_id": h.chunk.id,
-                    "path": h.chunk.path,
-                    "title": h.chunk.title,
-                    "kind": h.chunk.kind,
-                    "start_line": h.chunk.start_line,
-                    "end_line": h.chunk.end_line,
-                    "score": round(h.score, 6),
-                    "channels": list(h.channels),
-                    "url": page_url(h.chunk.path, h.chunk.start_line),
-                }
-                for h in self.hits
-            ],
+            "search_quality": _quality_dict(self.quality),
+            "degraded": bool(self.quality.degraded),
+            "degraded_reason": self.quality.degraded_reason(),
+            "hits": [_hit_dict(h) for h in self.hits],
             "files": [
                 {"path": f.path, "score": round(f.score, 6), "line": f.best_line, "url": page_url(f.path)}
                 for f in self.files
@@ -201,3 +182,40 @@ class RetrievalResult:
             "context_tokens": self.context.tokens,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+def _quality_dict(q: SearchQuality) -> dict[str, Any]:
+    return {
+        "intent": q.intent,
+        "found": q.found,
+        "used": q.used,
+        "expanded": q.expanded,
+        "summary": q.summary(),
+        "fetch_depth": q.fetch_depth,
+        "hops": q.hops,
+        "channels": [
+            {
+                "name": c.name,
+                "status": c.status,
+                "found": c.found,
+                "used": c.used,
+                "weight": c.weight,
+                "detail": c.detail,
+            }
+            for c in q.channels
+        ],
+    }
+
+
+def _hit_dict(h: Hit) -> dict[str, Any]:
+    return {
+        "chunk_id": h.chunk.id,
+        "path": h.chunk.path,
+        "title": h.chunk.title,
+        "kind": h.chunk.kind,
+        "start_line": h.chunk.start_line,
+        "end_line": h.chunk.end_line,
+        "score": round(h.score, 6),
+        "channels": list(h.channels),
+        "url": page_url(h.chunk.path, h.chunk.start_line),
+    }

@@ -89,7 +89,7 @@ class VectorIndex:
         return self._rows[i]
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
-        """The rows of ``ids`` that the index holds (for diversity between candidates)."""
+        """The rows of ``ids`` that the index holds (``Bundle.vectors_for``; the MMR variant in bench/)."""
         if self._pos is None:
             self._pos = {row_id: i for i, row_id in enumerate(self.ids)}
         pos = self._pos

@@ -2,9 +2,12 @@
 
 A parser turns a ``SourceFile`` into a ``ParsedFile`` (symbols as ``Node`` records plus
 unresolved ``Reference``s); ``oya.graph_build`` resolves the references across files.
-Languages are plain strings checked against the registry, so adding one is a call to
-``register`` with a factory; the factory runs once, on first use, and its parser is reused
-(grammar loading is the expensive part).
+``oya.reader`` names a file's language from its extension; languages are plain strings checked
+against this registry, so adding one is a call to ``register`` with a factory. Python has its
+own parser (``oya.parsing.python``); every other language is a tags query run by
+``oya.parsing.tags`` (``oya.parsing.languages``). A factory runs once, on first use, and its
+parser is reused (grammar loading is the expensive part). A parser raises ``oya.errors.ParseError``
+for a file it cannot read; the pipeline then indexes that file as text.
 """
 
 from __future__ import annotations
@@ -27,7 +30,30 @@ def _python() -> Parser:
     return PythonParser()
 
 
-_FACTORIES: dict[str, Callable[[], Parser]] = {"python": _python}
+def _tags(language: str) -> Callable[[], Parser]:
+    def factory() -> Parser:
+        from oya.parsing.languages import SPECS
+
+        return next(spec for spec in SPECS if spec.name == language).parser()
+
+    return factory
+
+
+_TAGGED = (
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "java",
+    "kotlin",
+    "csharp",
+    "rust",
+    "c",
+    "cpp",
+    "ruby",
+    "php",
+)
+_FACTORIES: dict[str, Callable[[], Parser]] = {"python": _python} | {name: _tags(name) for name in _TAGGED}
 _PARSERS: dict[str, Parser] = {}
 
 

@@ -40,6 +40,12 @@ from tree_sitter import Parser as TreeSitterParser
 
 from oya.core.records import Node as Symbol
 from oya.models import ParsedFile, Reference, SourceFile
+from oya.parsing.common import end_line as _end_line
+from oya.parsing.common import node_text as _text
+from oya.parsing.common import owners as _owners
+from oya.parsing.common import parsed_file
+from oya.parsing.common import split_lines as _split_lines
+from oya.parsing.common import syntax_errors as _syntax_errors
 
 _QUERY = """
 (function_definition) @def
@@ -82,19 +88,6 @@ def resolve_relative(module: str, is_package: bool, dots: int, rest: str) -> str
     if rest:
         parts.append(rest)
     return ".".join(parts)
-
-
-def _text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", errors="replace")
-
-
-def _end_line(node: Node) -> int:
-    end = node.end_point
-    # a node that ends at column 0 ends on the previous line
-    last = end.row if end.column > 0 or end.row == node.start_point.row else end.row - 1
-    return last + 1
 
 
 def _callee_text(node: Node) -> str | None:
@@ -176,23 +169,6 @@ def _signature(definition: Node, source: bytes) -> str:
     return text
 
 
-def _syntax_errors(root: Node) -> list[tuple[int, str]]:
-    """Recovered errors as (line, message), found by walking only the subtrees that have errors."""
-    found: list[tuple[int, str]] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        line = node.start_point.row + 1
-        if node.is_missing:
-            found.append((line, f"line {line}: missing {node.type!r}"))
-        elif node.is_error:
-            snippet = _text(node).strip().split("\n", 1)[0][:40]
-            found.append((line, f"line {line}: syntax error near {snippet!r}"))
-        else:
-            stack.extend(child for child in node.children if child.has_error)
-    return found
-
-
 def _damaged_segments(root: Node, lines: list[str]) -> list[tuple[int, int]]:
     """Row ranges (0-based, inclusive) of the segments that must be re-parsed on their own."""
     starts = {0}
@@ -223,23 +199,6 @@ def _damaged_segments(root: Node, lines: list[str]) -> list[tuple[int, int]]:
         end = seg_starts[index + 1] - 1 if index + 1 < len(seg_starts) else last_row
         segments.append((seg_starts[index], end))
     return segments
-
-
-def _owners(ranges: list[tuple[int, int, str]], positions: list[int], default: str) -> list[str]:
-    """Owner of each sorted position: the innermost range holding it (ranges nest, sorted by start)."""
-    owners: list[str] = []
-    stack: list[tuple[int, int, str]] = []
-    i = 0
-    for pos in positions:
-        while i < len(ranges) and ranges[i][0] <= pos:
-            while stack and stack[-1][1] <= ranges[i][0]:
-                stack.pop()
-            stack.append(ranges[i])
-            i += 1
-        while stack and stack[-1][1] <= pos:
-            stack.pop()
-        owners.append(stack[-1][2] if stack else default)
-    return owners
 
 
 @dataclass
@@ -390,14 +349,6 @@ class _Extraction:
             self.references.append(Reference(owner, "imports", target, line))
 
 
-def _split_lines(text: str) -> list[str]:
-    """Lines as tree-sitter counts rows (only ``\\n`` ends a line)."""
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 class PythonParser:
     """Reusable Python parser; one instance serves every file (see ``oya.parsing.parser_for``)."""
 
@@ -433,25 +384,11 @@ class PythonParser:
         for name, target in found.local_imports.items():
             found.imports.setdefault(name, target)
 
-        module_node = Symbol(
-            id=file.path,
-            kind="module",
-            name=module.rpartition(".")[2] or PurePosixPath(file.path).stem,
-            qualname=module or PurePosixPath(file.path).stem,
-            path=file.path,
-            start_line=1,
-            end_line=max(1, len(lines)),
-            docstring=_module_docstring(root),
-        )
-        symbols = sorted(found.symbols.values(), key=lambda s: (s.start_line, s.id))
-        references = sorted(found.references, key=lambda r: (r.line, r.source, r.kind, r.target))
-        return ParsedFile(
-            path=file.path,
-            module=module,
-            symbols=(module_node, *symbols),
-            references=tuple(references),
-            imports=dict(sorted(found.imports.items())),
-            errors=tuple(message for _, message in sorted(set(errors))),
+        name = module.rpartition(".")[2]
+        symbols, references = found.symbols.values(), found.references
+        docstring = _module_docstring(root)
+        return parsed_file(
+            file.path, module, name, len(lines), docstring, symbols, references, found.imports, errors
         )
 
 

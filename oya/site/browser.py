@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
+from typing import Any
 
 CHROMIUM_ENV = "OYA_CHROMIUM"
 # Debian's package first; then the names other packagers use. Never a browser downloaded by a test tool.
@@ -48,3 +50,30 @@ def missing_chromium_message() -> str:
         f"no Chromium on PATH (looked for {', '.join(CHROMIUM_NAMES)}); run "
         f"`sudo apt-get install chromium`, or set {CHROMIUM_ENV}=/path/to/chromium"
     )
+
+
+# The Ask panel's test hooks (globalThis.oyaAsk) are a module of the template that built sites leave
+# out (oya/site/build.py); tests and benchmarks answer its URL from the template and import it.
+TEST_HOOKS = "static/ask/test_hooks.js"
+# In the page: import the hooks from the page's own site root (ask.js's copy), resolve when oyaAsk is set.
+IMPORT_TEST_HOOKS_JS = (
+    "() => import(new URL((document.body.dataset.root || '') + '"
+    + TEST_HOOKS
+    + "', document.baseURI).href).then(() => true)"
+)
+
+
+def route_test_hooks(context: Any, hooks_file: Path | None = None) -> None:
+    """Make every ``…/static/ask/test_hooks.js`` request of a playwright ``context`` get the template's file."""
+    from oya.site.build import STATIC_DIR  # the site builder's template, where it is installed
+
+    body = (hooks_file or STATIC_DIR.parent / TEST_HOOKS).read_bytes()
+    context.route(
+        "**/" + TEST_HOOKS,
+        lambda route: route.fulfill(status=200, body=body, content_type="text/javascript; charset=utf-8"),
+    )
+
+
+def load_test_hooks(page: Any) -> None:
+    """Import the test hooks into ``page`` (a site page whose context went through ``route_test_hooks``)."""
+    page.evaluate(IMPORT_TEST_HOOKS_JS)

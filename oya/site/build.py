@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from oya.errors import SiteError
+from oya.settings import CachePaths
 from oya.site.render import (
     KEYS_VERSION,
     PAGE_KEYS_FILE,
@@ -40,7 +41,7 @@ from oya.site.reuse import link_or_copy
 from oya.store import Index
 
 STATIC_DIR = TEMPLATE_DIR / "static"
-BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.site.model_export)
+BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.model_export)
 MANIFEST_VERSION = 1
 
 
@@ -61,6 +62,10 @@ def _bundle_exporter() -> Any:
 def _say(console: Any, text: str) -> None:
     if console is not None:
         console.print(text, highlight=False, markup=False)
+
+
+# what a site never ships: dot files, caches, and the Ask panel's test hooks (oya.site.browser.route_test_hooks)
+STATIC_LEFT_OUT = (".*", "__pycache__", "test_hooks.js")
 
 
 def _write_pages(tmp: Path, pages: WikiPages) -> int:
@@ -98,10 +103,11 @@ def _write_into(
     with_bundle: bool,
     console: Any,
     previous: Path | None,
+    cache: CachePaths,
 ) -> dict[str, Any]:
     sizes = {"pages": 0, "static": 0, "runtime": 0, "model": 0, "bundle": 0}
     sizes["pages"] = _write_pages(tmp, pages)
-    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(*STATIC_LEFT_OUT))
     sizes["static"] = _tree_bytes(tmp / "static")
     manifest: dict[str, Any] = {
         "version": MANIFEST_VERSION,
@@ -118,20 +124,20 @@ def _write_into(
     }
     if with_runtime:
         from oya.site.core_wheel import build_core_wheel
-        from oya.site.vendor import copy_runtime, ensure_vendor
+        from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
 
         _say(console, "site: copying the browser runtime (Pyodide, mermaid, transformers.js)")
-        runtime = copy_runtime(ensure_vendor(), tmp, previous)
+        runtime = copy_runtime(ensure_vendor(cache.root), tmp, previous)
         sizes["runtime"] += runtime["runtime"] + runtime["js"]
         sizes["model"] += runtime["model"]
         wheel = build_core_wheel(tmp / "vendor")
         sizes["runtime"] += wheel.stat().st_size
         manifest["wheel"] = "vendor/" + wheel.name
         if BROWSER_MODEL in manifest["embedding_model"]:
-            from oya.site.model_export import copy_model, export_query_model
+            from oya.model_export import export_query_model
 
             _say(console, "site: exporting the query model for the browser")
-            model_dir = export_query_model()
+            model_dir = export_query_model(cache.root)
             sizes["model"] += copy_model(model_dir, tmp, previous)
             manifest["model"] = "models/" + model_dir.name
         else:
@@ -161,10 +167,12 @@ def write_wiki_site(
     with_runtime: bool = True,
     with_bundle: bool | None = None,
     console: Any = None,
+    cache: CachePaths | None = None,
 ) -> dict[str, Any]:
     """Write the site into ``site_dir`` (replacing it only once complete); return a report.
 
-    ``with_bundle`` defaults to ``with_runtime`` (the bundle is only useful with the runtime).
+    ``with_bundle`` defaults to ``with_runtime`` (the bundle is only useful with the runtime);
+    ``cache`` holds the npm runtime and the exported query model (default: ``CachePaths.resolve()``).
     """
     site_dir = Path(site_dir)
     if site_dir.exists() and not site_dir.is_dir():
@@ -185,6 +193,7 @@ def write_wiki_site(
             with_bundle=with_runtime if with_bundle is None else with_bundle,
             console=console,
             previous=site_dir if site_dir.is_dir() else None,
+            cache=cache or CachePaths.resolve(),
         )
         if site_dir.exists():
             site_dir.rename(old)

@@ -36,9 +36,20 @@ from typing import Any
 import numpy as np
 
 from oya.core.answer import first_sentence
-from oya.core.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, INDEX_FILE, VECTORS_FILE
+from oya.core.bundle_format import (
+    BM25_COLUMNS,
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    CHUNK_COLUMNS,
+    EDGE_COLUMNS,
+    INDEX_FILE,
+    NODE_COLUMNS,
+    VECTORS_FILE,
+    columns,
+)
 from oya.core.results import page_url
 from oya.store import Index, chunk_tokens
+from oya.store_export import bm25_doc_lens, bm25_posting_columns, bm25_term_names, graph_rows
 
 # index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
 _META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")
@@ -92,6 +103,31 @@ def _bm25(token_lists: list[list[str]]) -> dict[str, Any]:
     }
 
 
+def _bm25_from_index(index: Index, chunks: list[Any]) -> dict[str, Any]:
+    """``_bm25`` of the chunks' stored tokens, from the index's BM25 tables when it has them."""
+    if not index.has_fts:
+        return _bm25(_token_lists(index, chunks))
+    lens = bm25_doc_lens(index)
+    if len(lens) != len(chunks):  # cannot happen with one index; stay correct anyway
+        return _bm25(_token_lists(index, chunks))
+    cols = bm25_posting_columns(index)
+    termid, pos, tf = (np.asarray(cols[k], dtype=np.int64) for k in ("termid", "pos", "tf"))
+    starts = np.flatnonzero(np.r_[True, termid[1:] != termid[:-1]]) if len(termid) else np.zeros(0, np.int64)
+    delta = pos.copy()
+    delta[1:] -= pos[:-1]
+    delta[starts] = pos[starts]  # a term's first doc is absolute, the rest are deltas
+    flat = np.empty(2 * len(pos), dtype=np.int64)
+    flat[0::2], flat[1::2] = delta, tf
+    values = flat.tolist()
+    bounds = [*(2 * starts).tolist(), len(values)]
+    names = bm25_term_names(index)
+    postings = {
+        str(names[t]): values[bounds[i] : bounds[i + 1]] for i, t in enumerate(termid[starts].tolist())
+    }
+    terms = sorted(postings)
+    return {"doc_lens": lens, "terms": terms, "postings": [postings[t] for t in terms]}
+
+
 def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
 
@@ -100,55 +136,59 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     chunks = index.all_chunks()  # ordered by (path, start_line, id)
-    graph = index.graph
-    node_ids = sorted(graph.nodes)
+    nodes, edges = graph_rows(index)
+    node_ids = [n[0] for n in nodes]
     node_pos = {n: i for i, n in enumerate(node_ids)}
-    file_paths = sorted(
-        {p for p, *_ in index.files()} | {c.path for c in chunks} | {n.path for n in graph.nodes.values()}
-    )
+    file_paths = sorted({p for p, *_ in index.files()} | {c.path for c in chunks} | {n[4] for n in nodes})
     path_pos = {p: i for i, p in enumerate(file_paths)}
-
-    nodes = [graph.nodes[n] for n in node_ids]
-    edges = sorted(graph.edges, key=lambda e: (e.source, e.target, e.kind))
     doc: dict[str, Any] = {
         "format": BUNDLE_FORMAT,
         "version": BUNDLE_VERSION,
         "meta": {k: index.meta[k] for k in _META_KEYS if k in index.meta},
         "paths": file_paths,
         "pages": [page_url(p) for p in file_paths],
-        "chunks": {
-            "path": [path_pos[c.path] for c in chunks],
-            "kind": [c.kind for c in chunks],
-            "title": [c.title for c in chunks],
-            "start_line": [c.start_line for c in chunks],
-            "end_line": [c.end_line for c in chunks],
-            "text": [c.text for c in chunks],
-            # no chunk ids or content hashes: the core computes both from path, lines and text
-            # (oya.core.bundle), 0.2 MB of incompressible hex in networkx's bundle
-            "n_tokens": [c.n_tokens for c in chunks],
-            "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
-        },
-        "bm25": _bm25(_token_lists(index, chunks)),
-        "nodes": {
-            "id": node_ids,
-            "kind": [n.kind for n in nodes],
-            "name": [n.name for n in nodes],
-            "qualname": [n.qualname for n in nodes],
-            "path": [path_pos[n.path] for n in nodes],
-            "start_line": [n.start_line for n in nodes],
-            "end_line": [n.end_line for n in nodes],
-            "signature": [n.signature for n in nodes],
-            # answers quote only a docstring's first sentence (oya.core.answer), which is idempotent;
-            # whole docstrings were a second copy of chunk text (networkx: 0.47 MB gzipped)
-            "docstring": [first_sentence(n.docstring) if n.docstring else "" for n in nodes],
-            "centrality": [n.centrality for n in nodes],
-        },
-        "edges": {
-            "source": [node_pos[e.source] for e in edges],
-            "target": [node_pos[e.target] for e in edges],
-            "kind": [e.kind for e in edges],
-            "confidence": [e.confidence for e in edges],
-        },
+        "chunks": columns(
+            CHUNK_COLUMNS,
+            {
+                "path": [path_pos[c.path] for c in chunks],
+                "kind": [c.kind for c in chunks],
+                "title": [c.title for c in chunks],
+                "start_line": [c.start_line for c in chunks],
+                "end_line": [c.end_line for c in chunks],
+                "text": [c.text for c in chunks],
+                # no chunk ids or content hashes: the core computes both from path, lines and text
+                # (oya.core.bundle), 0.2 MB of incompressible hex in networkx's bundle
+                "n_tokens": [c.n_tokens for c in chunks],
+                "node": [node_pos[c.node_id] if c.node_id in node_pos else -1 for c in chunks],
+            },
+        ),
+        "bm25": columns(BM25_COLUMNS, _bm25_from_index(index, chunks)),
+        "nodes": columns(
+            NODE_COLUMNS,
+            {
+                "id": node_ids,
+                "kind": [n[1] for n in nodes],
+                "name": [n[2] for n in nodes],
+                "qualname": [n[3] for n in nodes],
+                "path": [path_pos[n[4]] for n in nodes],
+                "start_line": [n[5] for n in nodes],
+                "end_line": [n[6] for n in nodes],
+                "signature": [n[7] for n in nodes],
+                # answers quote only a docstring's first sentence (oya.core.answer), which is idempotent;
+                # whole docstrings were a second copy of chunk text (networkx: 0.47 MB gzipped)
+                "docstring": [first_sentence(n[8]) if n[8] else "" for n in nodes],
+                "centrality": [n[9] for n in nodes],
+            },
+        ),
+        "edges": columns(
+            EDGE_COLUMNS,
+            {
+                "source": [node_pos[e[0]] for e in edges],
+                "target": [node_pos[e[1]] for e in edges],
+                "kind": [e[2] for e in edges],
+                "confidence": [e[3] for e in edges],
+            },
+        ),
     }
 
     chunk_pos = {c.id: i for i, c in enumerate(chunks)}

@@ -14,19 +14,44 @@ import json
 import posixpath
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from oya.core.records import Node
 from oya.core.results import page_url
-
-if TYPE_CHECKING:
-    from oya.site.pages import SiteData
 
 MAX_ENTRY_POINTS = 15
 _MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.MULTILINE)
 _CLI_IMPORT = re.compile(r"^\s*(?:import|from)\s+(argparse|click|typer)\b", re.MULTILINE)
 _CONSOLE_SCRIPT = re.compile(r"['\"]?([\w.-]+)\s*=\s*([\w.]+):([\w.]+)")
 _CLI_NAMES = {"cli.py", "main.py", "manage.py", "__main__.py"}
+
+
+class _File(Protocol):
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def language(self) -> str: ...
+
+
+class SiteData(Protocol):
+    """What entry points are found from: ``oya.site.pages.SiteData`` is one (named here, not
+    imported, so that pages, which lists the entry points, and this module form no cycle)."""
+
+    @property
+    def files(self) -> Sequence[_File]: ...
+
+    @property
+    def by_path(self) -> Mapping[str, object]: ...
+
+    @property
+    def symbols(self) -> Mapping[str, Sequence[Node]]: ...
+
+    def text(self, path: str) -> str: ...
+
+    def line_url(self, path: str, line: int) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -126,13 +151,8 @@ def find_entry_points(data: SiteData) -> list[EntryPoint]:
             add(EntryPoint(f.path, page_url(f.path), "runs with python -m"))
     guarded = []
     cli_like = []
-    texts = dict(
-        data.index.con.execute(
-            "SELECT path, text FROM files WHERE language = 'python' ORDER BY path"
-        ).fetchall()
-    )
     for f in python:
-        text = str(texts.get(f.path) or "")
+        text = data.text(f.path)
         if _MAIN_GUARD.search(text):
             guarded.append(f)
         elif posixpath.basename(f.path) in _CLI_NAMES or _CLI_IMPORT.search(text):

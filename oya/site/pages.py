@@ -126,6 +126,7 @@ class SiteData:
             subdirs.sort()
         self.repo_name = self.meta.get("repo_name") or "repository"
         self._parts: dict[str, tuple[int, ...]] = {}
+        self._urls: dict[tuple[str, int], str] = {}  # (path, part) -> its page's URL
         self._texts: dict[str, str] | None = None
         self.entry_points: list[EntryPoint] = find_entry_points(self)
 
@@ -137,9 +138,8 @@ class SiteData:
         return self.children[d]
 
     def text(self, path: str) -> str:
-        if self._texts is None:  # one query for all files: a query per file cost ~1 s on networkx
-            rows = self.index.con.execute("SELECT path, text FROM files").fetchall()
-            self._texts = {str(p): str(t) for p, t in rows if t is not None}
+        if self._texts is None:
+            self._texts = self.index.file_texts()
         return self._texts.get(path, "")
 
     def renders_as_document(self, f: FileEntry) -> bool:
@@ -168,10 +168,11 @@ class SiteData:
 
     def line_url(self, path: str, line: int) -> str:
         """URL of ``line`` of ``path``: its file page, or the part of a long file that holds it."""
-        k = bisect_right(self.part_starts(path), line) - 1
-        if k <= 0:
-            return page_url(path, line)
-        return site_url(part_page_path(path, k + 1)) + f"#L{line}"
+        k = max(bisect_right(self.part_starts(path), line) - 1, 0)
+        url = self._urls.get((path, k))
+        if url is None:  # quoting a path is most of a link's cost, and links repeat (25k for networkx)
+            url = self._urls[path, k] = page_url(path) if k == 0 else site_url(part_page_path(path, k + 1))
+        return url + (f"#L{line}" if line or k else "")
 
     def file_count(self, d: str) -> int:
         subdirs, files = self.children.get(d, ([], []))

@@ -42,11 +42,11 @@ from oya.site.csp import CSP
 from oya.site.filepage import file_page, part_pages
 from oya.site.markup import render_docstring
 from oya.site.nav import NAV_DIR, tree_script
+from oya.site.package_data import TEMPLATE_DIR
 from oya.site.pages import Page, SiteData, architecture_page, dir_page, overview_page
 from oya.site.symbolindex import symbol_pages
 from oya.store import Index
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "site_template"
 PAGE_KEYS_FILE = "pages.json"
 KEYS_VERSION = 1
 TREE_PLACEHOLDER = "nav/tree.js"
@@ -134,7 +134,7 @@ def _context(data: SiteData, page: Page, tree_path: str) -> dict[str, Any]:
 
 # -- keys -----------------------------------------------------------------------------------------
 # modules of oya/site that write other parts of the site, never a page (any other module counts)
-_NOT_PAGE_CODE = frozenset({"build", "bundle", "browser", "core_wheel", "model_export", "reuse", "vendor"})
+_NOT_PAGE_CODE = frozenset({"build", "bundle", "browser", "core_wheel", "reuse", "vendor"})
 
 
 @cache

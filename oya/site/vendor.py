@@ -9,25 +9,28 @@ Theory of operation:
   to download binaries at install time, which fails offline.
 * ``copy_runtime`` copies only the files the browser loads (a few MB of the ~700 MB install) into
   ``<site>/vendor/``, and reports bytes per group for the size report. Nothing is fetched from a CDN
-  at run time: the pages point Pyodide and transformers.js at these copies.
-* The cache lives in ``$OYA_CACHE_DIR`` or ``~/.cache/oya``.
+  at run time: the pages point Pyodide and transformers.js at these copies. ``copy_model`` does the
+  same for the query model ``oya.model_export`` exported.
+* The cache folder is passed in (``oya.settings.CachePaths``); alone, it is ``$OYA_CACHE_DIR`` or
+  ``~/.cache/oya``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from oya.errors import SiteError
+from oya.errors import ModelError, SiteError
+from oya.model_export import QUANTIZED
+from oya.settings import default_cache_dir
+from oya.site.package_data import VENDOR_PINS_DIR
 from oya.site.reuse import place_file
 
-TEMPLATE_VENDOR_DIR = Path(__file__).resolve().parents[2] / "site_template" / "vendor"
 _STAMP = ".oya-vendor-stamp-2"  # bump when what ensure_vendor produces changes
 PRECOMPILED_STDLIB = "python_stdlib_pyc.zip"
 
@@ -42,12 +45,6 @@ RUNTIME_FILES: tuple[tuple[str, str, str], ...] = (
     ("onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "transformers/ort-wasm-simd-threaded.mjs", "model"),
     ("onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "transformers/ort-wasm-simd-threaded.wasm", "model"),
 )
-
-
-def default_cache_dir() -> Path:
-    """``$OYA_CACHE_DIR`` if set, else ``~/.cache/oya``."""
-    env = os.environ.get("OYA_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "oya"
 
 
 def _lock_digest(template_dir: Path) -> str:
@@ -69,7 +66,7 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure_vendor(cache_dir: Path | None = None, template_dir: Path = TEMPLATE_VENDOR_DIR) -> Path:
+def ensure_vendor(cache_dir: Path | None = None, template_dir: Path = VENDOR_PINS_DIR) -> Path:
     """Install the pinned npm packages into ``cache_dir/npm`` once; return its ``node_modules``."""
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
     npm_dir = cache_dir / "npm"
@@ -143,3 +140,22 @@ def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None)
         place_file(src, site_dir / rel, previous / rel if previous is not None else None)
         sizes[group] += src.stat().st_size
     return sizes
+
+
+def copy_model(model_dir: Path, site_dir: Path, previous: Path | None = None) -> int:
+    """Copy the exported model into ``site_dir/models/<name>/``; return the bytes copied.
+
+    The site points transformers.js' ``env.localModelPath`` at ``<base>/models/``. Files the
+    ``previous`` site already holds unchanged are hard-linked from it instead of copied.
+    """
+    dest_rel = Path("models") / model_dir.name
+    total = 0
+    for rel in ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED):
+        src = model_dir / rel
+        if not src.is_file():
+            raise ModelError(f"exported model is missing {rel} in {model_dir}")
+        place_file(
+            src, site_dir / dest_rel / rel, previous / dest_rel / rel if previous is not None else None
+        )
+        total += src.stat().st_size
+    return total

@@ -1,28 +1,16 @@
 // The question's embedding, computed in the browser from the site's own files.
 //
-// all-MiniLM-L6-v2 exported to ONNX (int8, see oya/site/model_export.py) and run by transformers.js
+// all-MiniLM-L6-v2 exported to ONNX (int8, see oya/model_export.py) and run by transformers.js
 // on onnxruntime-web's WASM backend. Nothing is fetched from a hub or a CDN: remote models are off,
 // the model is read from <base>models/ and the WASM from <base>vendor/transformers/. Vectors are the
 // mean of the token states over the attention mask, L2-normalised, as sentence-transformers makes
 // them in the pipeline, so the browser only needs dot products against the bundle's unit vectors.
 
+import { absoluteBase as absolute, mark } from "./ask/util.js";
+
 const MODEL_NAME = "all-MiniLM-L6-v2";
 
 let extractorPromise = null;
-
-// Performance marks ("oya:<step>") for the cold-start profile (ask.js's oyaAsk.marks()).
-function mark(step) {
-  try {
-    performance.mark(`oya:${step}`);
-  } catch {
-    /* no performance API */
-  }
-}
-
-function absolute(baseUrl) {
-  const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
-  return href.endsWith("/") ? href : href + "/";
-}
 
 // Load transformers.js and the model once; later calls return the same promise.
 export function loadEmbedder(baseUrl) {

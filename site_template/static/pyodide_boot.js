@@ -6,24 +6,12 @@
 // Loading by name offline "succeeds" and then the import fails, so the wheel is fetched with a
 // checked response, unpacked into site-packages, and `oya.core` is imported right away to verify it.
 
+import { absoluteBase as absolute, mark } from "./ask/util.js";
+
 const LOCK_FILE_STUB = JSON.stringify({
   info: { abi_version: "2026_0", arch: "wasm32", platform: "emscripten_5_0_3", python: "3.14.2", version: "314.0.7" },
   packages: {},
 });
-
-// Performance marks ("oya:<step>") for the cold-start profile (ask.js's oyaAsk.marks()).
-function mark(step) {
-  try {
-    performance.mark(`oya:${step}`);
-  } catch {
-    /* no performance API */
-  }
-}
-
-function absolute(baseUrl) {
-  const href = new URL(baseUrl, globalThis.location ? globalThis.location.href : undefined).href;
-  return href.endsWith("/") ? href : href + "/";
-}
 
 async function fetchBytes(url, what) {
   let response;

@@ -1,95 +1,115 @@
-// The question engine's Python side in a dedicated (module) worker: Pyodide, the oya core wheel and
-// the index bundle, so that booting Python (seconds of CPU) never freezes the page and runs while
-// the main thread loads the query model.
+// The question engine's worker: Pyodide with the oya core wheel and the index bundle, and the JS vector
+// kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page and runs
+// while the page loads the query model.
 //
-// Protocol (ask.js's EngineWorker): the page posts {id, op, args}; the worker answers
-// {id, ok: true, value} or {id, ok: false, error}, and posts {mark: name, at: epoch ms} for the
-// cold-start profile. Ops, handled in order of arrival:
-//   boot   {base, wheelUrl}              -> true, once oya.core imports
-//   bundle {index: ArrayBuffer, vectors}  -> {layout: JSON string, chunks: n}   (waits for boot)
-//   ask    request JSON string            -> result JSON string (oya.core.bundle.ask_json)
-//   rank   {vector, n}                    -> JSON string of Bundle.rank_vectors (tests, bench)
-// Strings cross the boundary as JSON, so no Python object outlives a call on the page's side.
+// Ops (ask/protocol.js carries them; handled in order of arrival):
+//   boot    {base, wheelUrl}                 -> true, once oya.core imports
+//   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot)
+//   ask     {question, options, vector, semantic_reason}
+//                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
+//   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
+//   rank_js {vector, n}                      -> the JS kernel's ranking (tests, bench)
+// The semantic channel's ranking is computed here in JS, as deep as the core says it reads
+// (Bundle.fetch_depth for the request's options), and handed to the core with the question.
+// Strings cross into Python as JSON, so no Python object outlives a call.
 
 import { bootCore } from "./pyodide_boot.js";
-
-let bootPromise = null;
-let bundlePromise = null;
-
-function post(message) {
-  self.postMessage(message);
-}
+import { serve } from "./ask/protocol.js";
+import { decodeVectors, rankVectors } from "./ask/vectors.js";
 
 // Forward a performance mark to the page, as an absolute time (the clocks' origins differ).
-function forward(step) {
-  post({ mark: step, at: performance.timeOrigin + performance.now() });
+function forward(step, startTime = performance.now()) {
+  self.postMessage({ mark: step, at: performance.timeOrigin + startTime });
 }
 
 // pyodide_boot.js marks its own steps with performance.mark; relay them as they happen.
 try {
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      if (entry.name.startsWith("oya:")) post({ mark: entry.name.slice(4), at: performance.timeOrigin + entry.startTime });
-    }
+    for (const entry of list.getEntries()) if (entry.name.startsWith("oya:")) forward(entry.name.slice(4), entry.startTime);
   }).observe({ type: "mark" });
 } catch {
   /* no PerformanceObserver: no profile */
 }
 
-async function boot({ base, wheelUrl }) {
-  const pyodide = await bootCore(base, { wheelUrl });
-  pyodide.runPython("import json\nfrom oya.core.bundle import decode_bundle, ask_json");
-  forward("core-ready");
-  return pyodide;
-}
+function engineHandlers() {
+  let booting = null;
+  let loading = null;
 
-async function loadBundle({ index, vectors }) {
-  if (!bootPromise) throw new Error("the engine worker got a bundle before 'boot'");
-  const pyodide = await bootPromise;
-  // The bytes go straight to decode_bundle (one JSON parse, in Python); no file system copy.
-  pyodide.globals.set("OYA_INDEX_BYTES", new Uint8Array(index));
-  pyodide.globals.set("OYA_VECTOR_BYTES", vectors ? new Uint8Array(vectors) : null);
-  pyodide.runPython(`
+  async function boot({ base, wheelUrl }) {
+    const pyodide = await bootCore(base, { wheelUrl });
+    pyodide.runPython("import json\nfrom oya.core.bundle import decode_bundle, ask_json");
+    forward("core-ready");
+    return pyodide;
+  }
+
+  async function loadBundle({ index, vectors }) {
+    if (!booting) throw new Error("the engine worker got a bundle before 'boot'");
+    const pyodide = await booting;
+    // The bytes go straight to decode_bundle (one JSON parse, in Python); no file system copy.
+    pyodide.globals.set("OYA_INDEX_BYTES", new Uint8Array(index));
+    pyodide.globals.set("OYA_VECTOR_BYTES", vectors ? new Uint8Array(vectors) : null);
+    pyodide.runPython(`
 OYA_BUNDLE = decode_bundle(
     OYA_INDEX_BYTES.to_bytes(), None if OYA_VECTOR_BYTES is None else OYA_VECTOR_BYTES.to_bytes()
 )
 del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
 `);
-  forward("bundle-decoded");
-  const layout = pyodide.runPython("json.dumps(OYA_BUNDLE.vector_layout())");
-  const chunks = pyodide.runPython("len(OYA_BUNDLE)");
-  return { pyodide, askFn: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"), layout, chunks };
+    forward("bundle-decoded");
+    const layout = JSON.parse(pyodide.runPython("json.dumps(OYA_BUNDLE.vector_layout())"));
+    const kernel = vectors && layout.count > 0 ? decodeVectors(vectors, layout) : null;
+    return {
+      pyodide,
+      kernel,
+      chunks: pyodide.runPython("len(OYA_BUNDLE)"),
+      askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
+      depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
+    };
+  }
+
+  async function loaded() {
+    if (!loading) throw new Error("no bundle loaded");
+    return await loading;
+  }
+
+  return {
+    boot: (args) => {
+      if (!booting) booting = boot(args);
+      return booting.then(() => true);
+    },
+    bundle: (args) => {
+      if (!loading) loading = loadBundle(args);
+      return loading.then(({ chunks, kernel }) => ({ chunks, vectors: kernel ? kernel.count : 0 }));
+    },
+    ask: async ({ question, options = {}, vector = null, semantic_reason: reason = null }) => {
+      const engine = await loaded();
+      const request = { question, options };
+      const timings = {};
+      let ranked = null;
+      if (reason) request.semantic_reason = reason;
+      else if (!vector) request.semantic_reason = "no embedding for the question";
+      else if (!engine.kernel) request.semantic_reason = "the index bundle has no vectors";
+      else {
+        const tv = performance.now();
+        ranked = rankVectors(engine.kernel, vector, engine.depth(JSON.stringify(options)));
+        request.ranked = ranked;
+        timings.vectors = performance.now() - tv;
+      }
+      const tp = performance.now();
+      const result = engine.askJson(JSON.stringify(request));
+      timings.python = performance.now() - tp;
+      return { result, ranked, timings };
+    },
+    rank: async ({ vector, n }) => {
+      const { pyodide } = await loaded();
+      pyodide.globals.set("OYA_QVEC", JSON.stringify(vector));
+      return pyodide.runPython(`json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)}))`);
+    },
+    rank_js: async ({ vector, n }) => {
+      const { kernel } = await loaded();
+      if (!kernel) throw new Error("the index bundle has no vectors");
+      return rankVectors(kernel, vector, n);
+    },
+  };
 }
 
-const handlers = {
-  boot: (args) => {
-    if (!bootPromise) bootPromise = boot(args);
-    return bootPromise.then(() => true);
-  },
-  bundle: (args) => {
-    if (!bundlePromise) bundlePromise = loadBundle(args);
-    return bundlePromise.then(({ layout, chunks }) => ({ layout, chunks }));
-  },
-  ask: async (request) => {
-    if (!bundlePromise) throw new Error("no bundle loaded");
-    const { askFn } = await bundlePromise;
-    return askFn(request);
-  },
-  rank: async ({ vector, n }) => {
-    if (!bundlePromise) throw new Error("no bundle loaded");
-    const { pyodide } = await bundlePromise;
-    pyodide.globals.set("OYA_QVEC", JSON.stringify(vector));
-    return pyodide.runPython(`json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)}))`);
-  },
-};
-
-self.addEventListener("message", async (event) => {
-  const { id, op, args } = event.data || {};
-  const handler = handlers[op];
-  try {
-    if (!handler) throw new Error(`unknown engine operation ${op}`);
-    post({ id, ok: true, value: await handler(args) });
-  } catch (err) {
-    post({ id, ok: false, error: err && err.message ? err.message : String(err) });
-  }
-});
+serve(self, engineHandlers());

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from oya.build import run_build
 from oya.cli import main
+from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 
@@ -175,12 +175,3 @@ def test_every_cli_command_is_in_the_readme() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for name in main.commands:
         assert f"oya {name}" in readme, f"`oya {name}` is not documented in README.md"
-
-
-def test_build_summary_counts_redactions_by_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    from oya.cli import print_build_summary
-
-    metadata = {"source_files": {"redactions": {"jwt": 2, "url_credentials": 1}}}
-    summary = {"repo": "r", "index": "i", "assets": [], "seconds": 1.0, "skipped": [], "metadata": metadata}
-    print_build_summary(summary)
-    assert "secrets redacted: 3 (jwt 2, url_credentials 1)" in capsys.readouterr().out

@@ -10,7 +10,7 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oya.core.graph import CodeGraph
+from oya.core.graph import CodeGraph, uniform_prior
 from oya.core.records import EDGE_KINDS, Edge, Node
 
 CONFIDENCES = [0.0, 0.2, 0.5, 0.6, 0.9, 1.0]
@@ -66,7 +66,7 @@ def test_uncapped_expansion_equals_networkx_ball(
 ) -> None:
     graph, ref, min_conf = case
     seeds = data.draw(st.lists(st.sampled_from(sorted(graph.nodes)), min_size=1, max_size=3, unique=True))
-    sub = graph.expand(seeds, hops=hops, min_confidence=min_conf, max_nodes=len(graph))
+    sub = graph.expand(seeds, hops=hops, min_confidence=min_conf, max_nodes=len(graph), prior=uniform_prior)
     expected: dict[str, int] = {}
     for s in seeds:
         for node, d in nx.single_source_shortest_path_length(ref, s, cutoff=hops).items():

@@ -1,4 +1,4 @@
-"""The tools that hold the core's promises: the import-linter contract and mypy strict."""
+"""The tools that hold the core's promises and the layers: the import-linter contracts and mypy strict."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -25,18 +27,58 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_import_contract_is_kept() -> None:
     proc = run([tool("lint-imports"), "--no-cache"], REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "1 kept, 0 broken" in proc.stdout
+    assert "5 kept, 0 broken" in proc.stdout
+
+
+def copy_tree(dest: Path) -> Path:
+    for package in ("oya", "pipelines"):
+        shutil.copytree(REPO / package, dest / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", dest / "pyproject.toml")
+    return dest
 
 
 def test_import_contract_catches_a_violation(tmp_path: Path) -> None:
     """The contract is not vacuous: a core module importing numpy or an adapter breaks it."""
-    shutil.copytree(REPO / "oya", tmp_path / "oya", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    copy_tree(tmp_path)
     (tmp_path / "oya" / "core" / "leak.py").write_text("import numpy\nfrom oya import errors\n")
     proc = run([tool("lint-imports"), "--no-cache"], tmp_path)
     assert proc.returncode != 0, proc.stdout
     assert "oya.core.leak -> numpy" in proc.stdout
     assert "oya.core.leak -> oya.errors" in proc.stdout
+
+
+# (file to append to, the line appended, what the broken contract reports)
+LAYER_VIOLATIONS = {
+    "oya imports pipelines": (
+        "oya/searcher.py",
+        "import pipelines.assets",
+        ["oya.searcher -> pipelines.assets"],
+    ),
+    "the indexing side imports the site": (
+        "oya/chunking.py",
+        "from oya.site import render",
+        ["oya.chunking -> oya.site.render"],
+    ),
+    "SQL outside the store": ("oya/site/nav.py", "import duckdb", ["oya.site.nav -> duckdb"]),
+    "an import cycle": (
+        "oya/site/entry_points.py",
+        "from oya.site.pages import SiteData as _Pages",
+        ["No cycles are allowed in oya.site", "entry_points"],
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(LAYER_VIOLATIONS))
+def test_each_layer_rule_catches_its_violation(rule: str, tmp_path: Path) -> None:
+    """Each layer contract fails once its rule is broken in a copy of the tree (and only that one)."""
+    target, line, expected = LAYER_VIOLATIONS[rule]
+    path = copy_tree(tmp_path) / target
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    proc = run([tool("lint-imports"), "--no-cache"], tmp_path)
+    assert proc.returncode != 0, proc.stdout
+    assert "4 kept, 1 broken" in proc.stdout, proc.stdout[-3000:]
+    for text in expected:
+        assert text in proc.stdout, proc.stdout[-3000:]
 
 
 def test_mypy_strict_on_core() -> None:

@@ -20,13 +20,13 @@ import pytest
 from click.testing import CliRunner
 from fake_models import CITE_ORDER, LINK_ORDER, SECRET_ORDER, ObedientLlama
 
-from oya.build import run_build
 from oya.cli import main
 from oya.core.answer import validate_citations
-from oya.core.engine import RetrievalOptions
+from oya.core.options import RetrievalOptions
 from oya.core.results import RetrievalResult
 from oya.llm import LINK_REMOVED, LlamaAnswerer, build_messages, llama_available, render_context, smollm2_path
 from oya.searcher import Searcher
+from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 EVIL_URL = "https://evil.example/login"
@@ -119,7 +119,10 @@ def test_cli_ask_llm_under_injection(
     assert marker not in r.stdout + r.stderr and "\x1b" not in r.stdout + r.stderr
     if as_json:  # the JSON also holds the retrieved code, injected comment included: as data
         answer = json.loads(r.stdout)["answer"]
-        text, shown = answer["text"], json.dumps(answer)
+        # each item quotes its snippet of retrieved code (data); the rest is the model's answer
+        said = {**answer, "items": [{k: v for k, v in i.items() if k != "snippet"} for i in answer["items"]]}
+        assert answer["items"] and len(answer["items"]) == len(answer["citations"])
+        text, shown = answer["text"], json.dumps(said)
         urls = [c["url"] for c in answer["citations"]]
     else:  # the terminal shows only the model's answer, its citations and the confidence
         text = shown = r.stdout + r.stderr

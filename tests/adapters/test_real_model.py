@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from oya.build import run_build
 from oya.core.vectors import decode_f32, dot
 from oya.embed import OnnxMiniLMEmbedder
 from oya.searcher import Searcher
+from pipelines.build import run_build
 
 pytestmark = pytest.mark.slow
 

@@ -22,6 +22,7 @@ from oya.chunking import chunk_file
 from oya.core.bm25 import BM25Index
 from oya.core.query import plan_query
 from oya.core.records import Chunk, Edge, Node
+from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
 from oya.core.vectors import VectorIndex, encode_f32, normalize
 from oya.errors import IndexCorruptError, IndexMissingError
@@ -123,7 +124,7 @@ class Corpus:
             self.sample_chunks.extend(chunk_file(f, p))
         self.nodes, self.edges = build_graph(parsed)
         self.chunks = self.sample_chunks + synthetic_chunks()
-        self.embeddings = {c.id: encode_f32(embed(c.title + "\n" + c.text)) for c in self.chunks}
+        self.embeddings = {c.id: encode_f32(embed(indexed_text(c))) for c in self.chunks}
 
 
 @pytest.fixture(scope="module")
@@ -406,7 +407,7 @@ def test_wrong_schema_version_is_one_line(tmp_path: Path) -> None:
 
 
 def test_empty_index_has_no_fts_and_channels_are_unavailable(tmp_path: Path) -> None:
-    from oya.core.engine import ChannelUnavailable
+    from oya.core.channels import ChannelUnavailable
 
     write_index(tmp_path, files=[], skipped=[], chunks=[], embeddings={}, nodes=[], edges=[], meta={}, dim=4)
     with Index(tmp_path) as idx:

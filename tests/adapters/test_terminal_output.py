@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 from fake_models import FakeLlama
 
-from oya.build import run_build
 from oya.cli import main
 from oya.llm import LlamaAnswerer
 from oya.terminal import safe_text
+from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 ESC = "\x1b"

@@ -15,10 +15,13 @@ import zlib
 from dataclasses import dataclass
 
 from oya.core.bm25 import BM25Index
-from oya.core.engine import BM25Channel, GraphChannel, MemoryCorpus, RetrievalOptions, VectorChannel, retrieve
+from oya.core.channels import GRAPH_PREFIX_MATCH, BM25Channel, GraphChannel, MemoryCorpus, VectorChannel
 from oya.core.graph import CodeGraph
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import retrieve
 from oya.core.records import Chunk, Edge, Node
 from oya.core.results import RetrievalResult
+from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
 from oya.core.vectors import VectorIndex, normalize
 
@@ -283,9 +286,18 @@ def build_inventory() -> Inventory:
     edges = [Edge(*row) for row in e]
     graph = CodeGraph(nodes, edges)
     corpus = MemoryCorpus(chunks)
-    bm25 = BM25Channel(BM25Index.build((c.id, tokenize(c.title + "\n" + c.text)) for c in chunks))
-    vectors = VectorChannel(VectorIndex.from_rows((c.id, embed(c.title + "\n" + c.text)) for c in chunks))
-    return Inventory(chunks, nodes, edges, graph, corpus, bm25, vectors, GraphChannel(graph, corpus))
+    bm25 = BM25Channel(BM25Index.build((c.id, tokenize(indexed_text(c))) for c in chunks))
+    vectors = VectorChannel(VectorIndex.from_rows((c.id, embed(indexed_text(c))) for c in chunks))
+    return Inventory(
+        chunks,
+        nodes,
+        edges,
+        graph,
+        corpus,
+        bm25,
+        vectors,
+        GraphChannel(graph, corpus, prefix_match=GRAPH_PREFIX_MATCH),
+    )
 
 
 def ask(inv: Inventory, question: str, **opts: object) -> RetrievalResult:

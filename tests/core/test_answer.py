@@ -73,3 +73,46 @@ def test_first_sentence() -> None:
     assert first_sentence("  no   full stop  ") == "no full stop"
     long = first_sentence("word " * 100, limit=20)
     assert len(long) == 20 and long.endswith("…")
+
+
+def test_answer_items_are_structured(inventory: Inventory) -> None:
+    result = ask(inventory, "reserve stock OutOfStockError", k=2, seed_count=1)
+    answer = extractive_answer(result)
+    data = answer.to_dict()
+    assert set(data) == {"method", "note", "text", "items", "citations"}
+    items = data["items"]
+    assert [i["n"] for i in items] == list(range(1, len(answer.citations) + 1))
+    assert len(items) == len(data["citations"])
+    first = items[0]
+    assert set(first) == {
+        "n", "kind", "symbol", "symbol_kind", "title", "path", "span", "url",
+        "signature", "summary", "snippet", "reason",
+    }  # fmt: skip
+    assert first["kind"] == "match"
+    assert first["symbol"] == "InventoryService.reserve" and first["symbol_kind"] == "method"
+    assert first["signature"] == "def reserve(self, sku: str, quantity: str) -> None"
+    assert first["summary"] == "Reserve stock of an item; raise OutOfStockError when too few are left."
+    cit = answer.citations[0]
+    assert first["span"] == [cit.start_line, cit.end_line] and first["url"] == cit.url
+    snippet = next(s for s in result.context.snippets if s.citation == cit)
+    assert first["snippet"] == snippet.text
+    assert set(first["reason"].split("+")) <= {"bm25", "vector", "name"}
+    connected = [i for i in items if i["kind"] == "connected"]
+    assert connected and all(i["reason"].startswith("graph") for i in connected)
+    assert any(i["reason"] in ("graph:calls", "graph:contains", "graph:imports") for i in connected)
+    # the plain text is a rendering of the same items
+    for item in answer.items:
+        assert item.line() in answer.text
+
+
+def test_answer_item_for_a_chunk_without_a_symbol(inventory: Inventory) -> None:
+    result = ask(inventory, "negative quantities are rejected", k=1, include=("docs",))
+    item = extractive_answer(result).items[0]
+    assert item.symbol == "" and item.symbol_kind == "chunk" and item.signature == ""
+    assert item.summary.startswith("A quantity is parsed from text by parse_quantity")
+    assert item.path == "docs/guide.md"
+
+
+def test_no_match_has_no_items(inventory: Inventory) -> None:
+    answer = extractive_answer(ask(inventory, "zebra xylophone", channels=("lexical",)))
+    assert answer.items == () and answer.to_dict()["items"] == []

@@ -10,20 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oya.core.bm25 import BM25Index
-from oya.core.engine import (
+from oya.core.channels import (
+    GRAPH_PREFIX_MATCH,
     BM25Channel,
     ChannelUnavailable,
     GraphChannel,
     MemoryCorpus,
-    RetrievalOptions,
-    VectorChannel,
-    build_context,
-    cut_snippet,
-    path_filter,
-    rank_files,
-    retrieve,
+    UnavailableChannel,
 )
+from oya.core.context import build_context, cut_snippet
+from oya.core.files import DECAY_CHUNKS, rank_files
+from oya.core.filters import path_filter
 from oya.core.graph import CodeGraph, Subgraph
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import retrieve
 from oya.core.query import QueryPlan
 from oya.core.results import Hit, RetrievalResult, page_url
 from oya.core.tokenize import count_tokens, tokenize
@@ -98,15 +98,25 @@ def test_unavailable_and_missing_channels_are_reported(inventory: Inventory) -> 
     )
     rep = {c.name: c for c in no_vector.quality.channels}
     assert rep["semantic"].status == "unavailable"
+    data = no_vector.to_dict()
+    assert data["degraded"] is True
+    assert data["degraded_reason"] == "semantic unavailable: no embedding for the question"
+    assert data["search_quality"]["fetch_depth"] == 100
+    assert data["search_quality"]["hops"] == max(no_vector.subgraph.distance.values(), default=0)
+    full = run(inventory, "how does reserving stock work").to_dict()
+    assert full["degraded"] is False and full["degraded_reason"] == ""
+    assert full["search_quality"]["hops"] >= 1  # the expansion reached past the seeds
+    filtered = run(inventory, "format money", include=("inventory",), k=50).to_dict()
+    assert filtered["search_quality"]["fetch_depth"] == 150 * 5  # deeper: the filter drops some
     assert rep["semantic"].detail == "no embedding for the question"
-    empty_index = VectorChannel(None, "no vectors were built")
+    empty_index = UnavailableChannel("semantic", "no vectors were built")
     with pytest.raises(ChannelUnavailable, match="no vectors were built"):
         empty_index.search(QueryPlan("x", "general", {}, ()), [1.0], 3)
     only_lexical = run(inventory, "format money", [inventory.bm25])
     rep = {c.name: c for c in only_lexical.quality.channels}
     assert rep["semantic"].status == rep["graph"].status == "unavailable"
     assert rep["graph"].detail == "not provided by this index"
-    empty_graph = GraphChannel(CodeGraph([], []), inventory.corpus)
+    empty_graph = GraphChannel(CodeGraph([], []), inventory.corpus, prefix_match=GRAPH_PREFIX_MATCH)
     res = run(inventory, "format money", [inventory.bm25, empty_graph])
     assert {c.name: c.status for c in res.quality.channels}["graph"] == "unavailable"
 
@@ -201,12 +211,12 @@ def test_file_ranking_decays_over_a_files_chunks() -> None:
         Hit(chunks[3], 0.9, ()),
         Hit(chunks[4], 1.0, ()),
     ]
-    files = rank_files(hits)
+    files = rank_files(hits, mode="decay", graph=None, min_confidence=0.5, top_n=DECAY_CHUNKS)
     assert [f.path for f in files] == ["a.py", "b.py"]
     assert files[0].score == pytest.approx(0.9 + 0.4 / 2 + 0.2 / 4)
     assert files[0].chunks[0] == chunks[3].id and files[0].best_line == 31
     assert files[1].score == pytest.approx(1.0)
-    assert rank_files([]) == []
+    assert rank_files([], mode="decay", graph=None, min_confidence=0.5, top_n=DECAY_CHUNKS) == []
 
 
 def test_citations_only_for_context_snippets(inventory: Inventory) -> None:
@@ -256,7 +266,8 @@ def test_timings_and_determinism(inventory: Inventory) -> None:
         vector=embed("format money"),
         clock=lambda: float(next(ticks)),
     )
-    assert set(result.timings_ms) >= {"lexical", "semantic", "graph", "fusion", "total"}
+    stages = {"gather", "fuse", "reweigh", "dedup", "files", "cap", "expand", "pack"}
+    assert set(result.timings_ms) == {"lexical", "semantic", "graph", "total"} | stages
     again = run(inventory, "format money")
     assert [h.chunk.id for h in again.hits] == [h.chunk.id for h in run(inventory, "format money").hits]
     assert result.to_dict()["hits"] == again.to_dict()["hits"]
@@ -362,13 +373,13 @@ def test_memory_corpus(inventory: Inventory) -> None:
     ],
 )
 def test_is_test_path(path: str, is_test: bool) -> None:
-    from oya.core.engine import is_test_path
+    from oya.core.filters import is_test_path
 
     assert is_test_path(path) is is_test
 
 
 def test_tests_rank_below_the_code_they_test_unless_asked_for() -> None:
-    from oya.core.engine import mentions_tests
+    from oya.core.filters import mentions_tests
 
     impl_text = "def reserve_stock(item, count):\n    item.stock -= count\n    return item"
     test_text = "def test_reserve_stock():\n    item = reserve_stock(Item(), 2)\n    assert item.stock == 0"

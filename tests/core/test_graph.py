@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oya.core.graph import PREFIX_CREDIT, CodeGraph, prefix_match_words
+from oya.core.graph import PREFIX_CREDIT, CodeGraph, prefix_match_words, uniform_prior
 from oya.core.records import EDGE_KINDS, Edge, Node
+
+EXPAND = {"hops": 2, "min_confidence": 0.5, "max_nodes": 5, "prior": uniform_prior}
 
 
 def node(node_id: str, centrality: float = 0.0, kind: str = "function", name: str | None = None) -> Node:
@@ -61,7 +63,7 @@ def test_expansion_respects_hops_cap_and_confidence(
 ) -> None:
     ids = sorted(graph.nodes)
     seeds = data.draw(st.lists(st.sampled_from(ids), max_size=3))
-    sub = graph.expand(seeds, hops=hops, min_confidence=min_conf, max_nodes=cap)
+    sub = graph.expand(seeds, hops=hops, min_confidence=min_conf, max_nodes=cap, prior=uniform_prior)
     got = [n.id for n in sub.nodes]
     assert len(got) <= cap
     assert len(got) == len(set(got))
@@ -95,7 +97,7 @@ def test_uncapped_expansion_is_the_bfs_ball(
     graph: CodeGraph, data: st.DataObject, hops: int, min_conf: float
 ) -> None:
     seed = data.draw(st.sampled_from(sorted(graph.nodes)))
-    sub = graph.expand([seed], hops=hops, min_confidence=min_conf, max_nodes=len(graph))
+    sub = graph.expand([seed], hops=hops, min_confidence=min_conf, max_nodes=len(graph), prior=uniform_prior)
     want = {n: d for n, d in bfs(graph, seed, min_conf).items() if d <= hops}
     assert dict(sub.distance) == want
     assert sub.truncated == 0
@@ -116,7 +118,7 @@ def test_hop_distance_equals_bfs(graph: CodeGraph, data: st.DataObject, limit: i
 @given(graphs(), st.data())
 def test_expansion_is_deterministic(graph: CodeGraph, data: st.DataObject) -> None:
     seeds = data.draw(st.lists(st.sampled_from(sorted(graph.nodes)), max_size=3))
-    assert graph.expand(seeds, max_nodes=5) == graph.expand(list(seeds), max_nodes=5)
+    assert graph.expand(seeds, **EXPAND) == graph.expand(list(seeds), **EXPAND)
 
 
 def star() -> CodeGraph:
@@ -126,30 +128,27 @@ def star() -> CodeGraph:
     return CodeGraph(nodes, edges)
 
 
-def test_cap_takes_the_most_central_first() -> None:
-    sub = star().expand(["hub"], hops=1, max_nodes=3)
-    assert [n.id for n in sub.nodes] == ["hub", "leaf4", "leaf3"]
-    assert sub.truncated == 3
-    assert sub.edges == tuple(sorted(sub.edges, key=lambda e: (e.source, e.target, e.kind)))
-
-
-def test_without_centrality_ties_break_by_id() -> None:
-    sub = star().expand(["hub"], hops=1, max_nodes=3, use_centrality=False)
+def test_a_uniform_prior_breaks_ties_by_id() -> None:
+    sub = star().expand(["hub"], hops=1, min_confidence=0.5, max_nodes=3, prior=uniform_prior)
     assert [n.id for n in sub.nodes] == ["hub", "leaf0", "leaf1"]
 
 
 def test_edge_kind_weights_and_confidence_order_candidates() -> None:
     nodes = [node("s"), node("a", 0.5), node("b", 0.5), node("c", 0.5)]
     edges = [Edge("s", "a", "imports", 1.0), Edge("s", "b", "calls", 1.0), Edge("s", "c", "calls", 0.5)]
-    sub = CodeGraph(nodes, edges).expand(["s"], hops=1, min_confidence=0.0)
+    sub = CodeGraph(nodes, edges).expand(["s"], hops=1, min_confidence=0.0, max_nodes=24, prior=uniform_prior)
     # priority = centrality * kind weight * confidence: b 0.5 > a 0.5*0.6 = 0.3 > c 0.5*0.5 = 0.25
     assert [n.id for n in sub.nodes] == ["s", "b", "a", "c"]
 
 
 def test_min_confidence_filters_edges() -> None:
     g = star()
-    assert "weak" not in {n.id for n in g.expand(["hub"], hops=1, min_confidence=0.5).nodes}
-    assert "weak" in {n.id for n in g.expand(["hub"], hops=1, min_confidence=0.1).nodes}
+    assert "weak" not in {
+        n.id for n in g.expand(["hub"], hops=1, min_confidence=0.5, max_nodes=24, prior=uniform_prior).nodes
+    }
+    assert "weak" in {
+        n.id for n in g.expand(["hub"], hops=1, min_confidence=0.1, max_nodes=24, prior=uniform_prior).nodes
+    }
     assert g.hop_distance("hub", "weak", min_confidence=0.5) is None
     assert g.hop_distance("hub", "weak") == 1
     assert g.hop_distance("leaf0", "leaf1") == 2
@@ -159,11 +158,11 @@ def test_min_confidence_filters_edges() -> None:
 def test_unknown_seeds_edges_and_bad_arguments() -> None:
     g = CodeGraph([node("a")], [Edge("a", "ghost", "calls", 1.0)])
     assert g.edges == []  # edges to unknown nodes are dropped
-    assert g.expand(["ghost"]).nodes == ()
+    assert g.expand(["ghost"], hops=2, min_confidence=0.5, max_nodes=24, prior=uniform_prior).nodes == ()
     with pytest.raises(ValueError, match="negative"):
-        g.expand(["a"], hops=-1)
+        g.expand(["a"], hops=-1, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
     with pytest.raises(ValueError, match="negative"):
-        g.expand(["a"], max_nodes=-1)
+        g.expand(["a"], hops=2, min_confidence=0.5, max_nodes=-1, prior=uniform_prior)
 
 
 def test_callers_and_callees() -> None:
@@ -233,20 +232,22 @@ def named_graph() -> CodeGraph:
 
 def test_match_names_prefers_exact_identifier() -> None:
     g = named_graph()
-    ranked = g.match_names(["parse_quantity", "parse", "quantity"], identifiers=["parse_quantity"])
+    ranked = g.match_names(
+        ["parse_quantity", "parse", "quantity"], identifiers=["parse_quantity"], k=50, prefix_match=True
+    )
     assert ranked[0][0] == "inventory/utils.py::parse_quantity"
-    ranked = g.match_names(["reserve"], identifiers=["InventoryService.reserve"])
+    ranked = g.match_names(["reserve"], identifiers=["InventoryService.reserve"], k=50, prefix_match=True)
     assert ranked[0][0] == "inventory/service.py::InventoryService.reserve"
 
 
 def test_match_names_path_bonus_and_noise_floor() -> None:
     g = named_graph()
-    ranked = dict(g.match_names(["utils", "money"], paths=["./inventory/utils.py"]))
+    ranked = dict(g.match_names(["utils", "money"], paths=["./inventory/utils.py"], k=50, prefix_match=True))
     assert ranked["inventory/utils.py"] > 1.5
     assert "inventory/utils.py::format_money" in ranked
-    assert g.match_names(["nothing"]) == []
-    assert g.match_names(["inventory"]) == []  # one generic context token is noise
-    assert len(g.match_names(["quantity", "parse", "utils"], k=1)) == 1
+    assert g.match_names(["nothing"], k=50, prefix_match=True) == []
+    assert g.match_names(["inventory"], k=50, prefix_match=True) == []  # one generic context token is noise
+    assert len(g.match_names(["quantity", "parse", "utils"], k=1, prefix_match=True)) == 1
 
 
 def _match_names_by_scanning(
@@ -299,7 +300,7 @@ def test_match_names_equals_scanning_every_node(
         for i, (name, owner, path) in enumerate(specs)
     ]
     g = CodeGraph(nodes, [])
-    got = g.match_names(q, identifiers=identifiers, paths=paths, k=1000)
+    got = g.match_names(q, identifiers=identifiers, paths=paths, k=1000, prefix_match=True)
     assert got == _match_names_by_scanning(g, q, identifiers, paths)
 
 
@@ -308,7 +309,7 @@ def test_an_exact_name_sharing_only_context_tokens_is_still_matched() -> None:
         [Node("r", "method", "reserve", "InventoryService.reserve", "inventory/service.py", 1, 9)], []
     )
     # "reserve" is not among the question's tokens, but the identifier names it and "inventory" is shared
-    got = g.match_names(["inventory"], identifiers=["InventoryService.reserve"])
+    got = g.match_names(["inventory"], identifiers=["InventoryService.reserve"], k=50, prefix_match=True)
     assert got == _match_names_by_scanning(g, ["inventory"], ["InventoryService.reserve"], [])
     assert [n for n, _ in got] == ["r"]
 
@@ -335,5 +336,7 @@ def test_a_question_noun_meets_the_verb_a_function_is_named_with() -> None:
     expand = Node("g::expand", "method", "expand", "CodeGraph.expand", "graph.py", 1, 9)
     other = Node("g::neighbors", "method", "neighbors", "CodeGraph.neighbors", "graph.py", 10, 12)
     g = CodeGraph([expand, other], [])
-    assert [n for n, _ in g.match_names(["graph", "expansion", "decide"])] == ["g::expand"]
-    assert g.match_names(["graph", "expansion", "decide"], prefix_match=False) == []
+    assert [n for n, _ in g.match_names(["graph", "expansion", "decide"], k=50, prefix_match=True)] == [
+        "g::expand"
+    ]
+    assert g.match_names(["graph", "expansion", "decide"], prefix_match=False, k=50) == []

@@ -43,7 +43,7 @@ def allowed(name: str) -> bool:
 
 def test_core_modules_are_found() -> None:
     names = {p.name for p in MODULES}
-    assert {"tokenize.py", "bm25.py", "engine.py", "graph.py", "__init__.py"} <= names
+    assert {"tokenize.py", "bm25.py", "pipeline.py", "graph.py", "__init__.py"} <= names
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)

@@ -8,7 +8,8 @@ import pytest
 from core_corpus import Inventory, build_inventory, embed, make_chunk
 
 from oya.core.confidence import DISCLAIMERS, assess_confidence
-from oya.core.engine import RetrievalOptions, retrieve
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import retrieve
 from oya.core.query import plan_query
 from oya.core.records import Chunk, Edge, Node
 from oya.core.results import ChannelReport, Citation, Confidence, Hit, SearchQuality, page_url

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from oya.site.vendor import default_cache_dir, ensure_vendor
+from oya.settings import default_cache_dir
+from oya.site.vendor import ensure_vendor
 
 pytestmark = pytest.mark.slow
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from oya.build import run_build
 from oya.leftovers import remove_build_leftovers
 from oya.progress import ProgressLog, format_duration
 from oya.store import Index
+from pipelines.build import run_build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,7 +140,7 @@ def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
 
     summary = run_build(repo, out, embedder="hashing", cache_dir=cache)
 
-    assert summary["metadata"]["source_files"]["leftovers_removed"] == len(left)
+    assert summary.stats.source_files.leftovers_removed == len(left)
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
     with Index(out) as idx:
         assert idx.stats().files == 120

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from oya.build import run_build
+from oya.build_stats import BuildSummary
 from oya.store import Index
+from pipelines.build import run_build
 from pipelines.definitions import defs
 
 EXPECTED_LINEAGE = {
@@ -33,7 +34,7 @@ def test_asset_graph_is_wired_as_designed() -> None:
     assert {"chunks_hold_no_secrets", "search_index_opens"} <= checks
 
 
-def _build(repo: Path, out: Path, cache: Path) -> dict:
+def _build(repo: Path, out: Path, cache: Path) -> BuildSummary:
     return run_build(repo, out, embedder="hashing", cache_dir=cache)
 
 
@@ -42,12 +43,12 @@ def test_second_build_embeds_nothing_and_one_change_embeds_only_changed_chunks(
 ) -> None:
     out, cache = tmp_path / "idx", tmp_path / "cache"
     first = _build(sample_repo, out, cache)
-    md = first["metadata"]["chunk_embeddings"]
-    assert md["embedded"] > 10 and md["cached"] == 0
+    md = first.stats.chunk_embeddings
+    assert md.embedded > 10 and md.cached == 0
 
     second = _build(sample_repo, out, cache)
-    assert second["metadata"]["chunk_embeddings"]["embedded"] == 0
-    assert second["metadata"]["chunk_embeddings"]["cached"] == md["embedded"]
+    assert second.stats.chunk_embeddings.embedded == 0
+    assert second.stats.chunk_embeddings.cached == md.embedded
 
     service = sample_repo / "inventory" / "service.py"
     text = service.read_text()
@@ -56,7 +57,7 @@ def test_second_build_embeds_nothing_and_one_change_embeds_only_changed_chunks(
     # change one function body; its neighbours shift by one line but keep their text
     service.write_text(text.replace(marker, marker + "        # sorted by SKU for stable output\n", 1))
     third = _build(sample_repo, out, cache)
-    assert third["metadata"]["chunk_embeddings"]["embedded"] == 1
+    assert third.stats.chunk_embeddings.embedded == 1
     with Index(out) as idx:
         chunk = next(c for c in idx.all_chunks() if c.title == "InventoryService.list_items")
     assert "stable output" in chunk.text
@@ -67,17 +68,17 @@ def test_bad_repository_builds_and_reports_every_skip(
 ) -> None:
     out = tmp_path / "idx"
     summary = _build(bad_repo, out, tmp_path / "cache")
-    reasons = {s["path"]: s["reason"] for s in summary["skipped"]}
+    reasons = {s.path: s.reason for s in summary.skipped}
     assert reasons["assets/logo.png"] == "binary"
     assert reasons["big.py"] == "too-large"
     assert reasons["pkg/latin1.py"] == "not-utf8"
     assert reasons["empty.py"] == "empty"
     assert reasons[".env"] == "secret" and reasons["id_rsa"] == "secret"
     assert "settings.py" not in reasons  # indexed, its two tokens redacted
-    assert summary["metadata"]["source_files"]["redactions"] == {"aws_access_key_id": 1, "github_token": 1}
+    assert summary.stats.source_files.redactions == {"aws_access_key_id": 1, "github_token": 1}
     assert reasons["loop_a"] == "symlink" and reasons["loop_b"] == "symlink"
     assert "too-deep" in reasons.values()
-    assert all(c["passed"] for c in summary["checks"])
+    assert all(c.passed for c in summary.checks)
     with Index(out) as idx:
         names = {n.name for n in idx.graph.nodes.values()}
         assert {"before_error", "after_error", "Circle", "total_area"} <= names

@@ -16,8 +16,8 @@ import duckdb
 import pytest
 from secret_corpus import POSITIVES, TOKENS, WORD_CANARY
 
-from oya.build import run_build
 from oya.site.build import render_wiki_pages, write_wiki_site
+from pipelines.build import run_build
 
 CANARIES = ("oyacanary", "oya-canary", WORD_CANARY.lower(), "y2fuyxj5onmzy3izda")  # the last: base64
 
@@ -83,12 +83,12 @@ def _leaks(path: Path) -> list[str]:
 
 def test_the_seeded_files_are_indexed_with_their_secrets_redacted(built: tuple[Path, dict, Path]) -> None:
     _, summary, _ = built
-    assert not [s for s in summary["skipped"] if s["reason"] == "secret"]
-    redactions = summary["metadata"]["source_files"]["redactions"]
+    assert not [s for s in summary.skipped if s.reason == "secret"]
+    redactions = summary.stats.source_files.redactions
     assert sum(redactions.values()) >= len(POSITIVES) + len(TOKENS)
     expected_rules = {rule for *_, rule in POSITIVES} | {rule for rule, _ in TOKENS}
     assert expected_rules <= set(redactions)
-    assert all(c["passed"] for c in summary["checks"])  # chunks_hold_no_secrets among them
+    assert all(c.passed for c in summary.checks)  # chunks_hold_no_secrets among them
 
 
 def test_no_canary_in_any_index_file(built: tuple[Path, dict, Path]) -> None:

@@ -21,11 +21,11 @@ from oya.core.query import MAX_QUESTION_CHARS
 
 pytestmark = pytest.mark.slow
 
-ASK_JS = Path(__file__).resolve().parents[2] / "site_template" / "static" / "ask.js"
+ASK_UTIL_JS = Path(__file__).resolve().parents[2] / "site_template" / "static" / "ask" / "util.js"
 
 
 def test_the_panel_and_the_core_share_the_limit() -> None:
-    found = re.search(r"const MAX_QUESTION_CHARS = (\d+);", ASK_JS.read_text(encoding="utf-8"))
+    found = re.search(r"export const MAX_QUESTION_CHARS = (\d+);", ASK_UTIL_JS.read_text(encoding="utf-8"))
     assert found and int(found.group(1)) == MAX_QUESTION_CHARS
 
 

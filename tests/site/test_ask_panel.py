@@ -25,6 +25,7 @@ import pytest
 from test_pages import scan_html
 
 from oya.serve import SiteRequestHandler
+from oya.site.browser import load_test_hooks
 
 pytestmark = pytest.mark.slow
 
@@ -165,6 +166,7 @@ def test_ask_on_a_file_page_offline(
     assert len(hrefs) >= 5
     for href in sorted(set(hrefs)):
         check_anchor(ask_server, href)
+    load_test_hooks(page)
     progress = page.evaluate("oyaAsk.progress()")
     runtime_timings["ask_panel"] = {
         "cold_first_answer_s": round(seconds, 2),
@@ -197,7 +199,7 @@ def test_golden_questions_match_the_cpython_core(
 
     page = browser_page.page
     page.goto(ask_server.url + FILE_PAGE)
-    page.wait_for_function("() => globalThis.oyaAsk !== undefined")
+    load_test_hooks(page)
     page.evaluate("oyaAsk.ready()")
     runs = [page.evaluate("q => oyaAsk.query(q)", q) for q in GOLDEN_QUESTIONS]
 
@@ -215,6 +217,9 @@ def test_golden_questions_match_the_cpython_core(
         assert [h["chunk_id"] for h in cpython["hits"]] == browser_ids, question
         assert cpython["confidence"]["level"] == browser["confidence"]["level"], question
         assert [c["url"] for c in cpython["citations"]] == [c["url"] for c in browser["citations"]]
+        # the JS kernel ranked as deep as the core reads (the core says how deep; the page does not guess)
+        assert browser["search_quality"]["fetch_depth"] == bundle.fetch_depth()
+        assert len(run["ranked"]) == min(bundle.fetch_depth(), bundle.vector_layout()["count"]), question
         # the JS kernel ranks like the core's VectorIndex
         core_rank = bundle.rank_vectors(run["vector"], 100)
         assert [i for i, _ in run["ranked"][:100]] == [i for i, _ in core_rank], question

@@ -29,6 +29,7 @@ from test_ask_panel import ANSWERED, Server, ask_in_panel, check_anchor, heavy_r
 from test_pages import IMG, LONG, XSS, make_hostile_repo, make_index
 
 from oya.core.results import page_url
+from oya.site.browser import load_test_hooks
 
 pytestmark = pytest.mark.slow
 
@@ -252,6 +253,7 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
         assert wanted in fetched, (wanted, sorted(fetched))
     assert any(p.endswith(".whl") for p in fetched) and any(p.startswith("/models/") for p in fetched)
     assert any(p.startswith("/vendor/pyodide/") for p in for_open)
+    load_test_hooks(page)
     marks = dict(page.evaluate("oyaAsk.marks()"))
     assert marks["warmup"] == 0 and marks["engine-ready"] > marks["core-imported"] > marks["pyodide-loaded"]
     assert dialogs == [] and _errors(browser_page) == [], (dialogs, _errors(browser_page))

@@ -329,10 +329,49 @@ def test_sample_site_layout_and_links(sample_site: Path) -> None:
         assert (sample_site / rel).is_file(), rel
     for rel in ("inventory/service.py", "README.md", "docs/guide.rst"):
         assert (sample_site / unquote(page_url(rel))).is_file(), rel
-    for rel in ("site.css", "site.js", "pyodide_boot.js", "embed.js"):
+    for rel in (
+        "site.css",
+        "site.js",
+        "ask.js",
+        "ask/engine.js",
+        "ask/vectors.js",
+        "pyodide_boot.js",
+        "embed.js",
+    ):
         assert (sample_site / "static" / rel).is_file(), rel
+    # the Ask panel's test hooks stay in the template: no page can load them
+    assert not (sample_site / "static" / "ask" / "test_hooks.js").exists()
+    scripts = [p.read_text(encoding="utf-8") for p in (sample_site / "static").rglob("*.js")]
+    assert scripts and not [
+        s for s in scripts if re.search(r"""(from|import\()\s*["'][^"']*test_hooks|oyaAsk\s*=""", s)
+    ]
     counts = check_site(sample_site)
     assert counts["anchors"] > 50 and counts["mermaid"] >= 5
+
+
+def _module_imports(static: Path, name: str) -> set[str]:
+    """``name`` (a module under static/) and every module it imports, transitively, as static/-relative paths."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        text = (static / rel).read_text(encoding="utf-8")
+        for spec in re.findall(r"""^import [^;]*?from "(\.{1,2}/[^"]+)";""", text, re.M | re.S):
+            todo.append(posixpath.normpath(posixpath.join(posixpath.dirname(rel), spec)))
+    return seen
+
+
+def test_site_js_preloads_exactly_the_ask_panels_modules() -> None:
+    static = SAMPLE_REPO.parents[1] / "site_template" / "static"
+    listed = re.search(r"var ASK_MODULES = \[([^\]]*)\]", (static / "site.js").read_text(encoding="utf-8"))
+    assert listed
+    preloaded = re.findall(r'"([^"]+)"', listed.group(1))
+    assert len(preloaded) == len(set(preloaded))
+    assert set(preloaded) == _module_imports(static, "ask.js")
+    assert "ask/test_hooks.js" not in preloaded
 
 
 def test_sample_pages_content(sample_site: Path) -> None:

@@ -218,6 +218,16 @@ def test_place_file_links_identical_and_copies_changed(tmp_path: Path) -> None:
     assert not place_file(src, tmp_path / "new2" / "big.wasm", previous)
     assert (tmp_path / "new2" / "big.wasm").read_bytes() == src.read_bytes()
     assert not place_file(src, tmp_path / "new3" / "big.wasm", None)
+    # same size, other bytes, other time: compared, not linked; equal bytes: linked, and given src's time
+    same_size = tmp_path / "old" / "same_size.wasm"
+    same_size.write_bytes(src.read_bytes()[:-1] + b"!")
+    assert not place_file(src, tmp_path / "new4" / "big.wasm", same_size)
+    equal = tmp_path / "old" / "equal.wasm"
+    equal.write_bytes(src.read_bytes())
+    os.utime(equal, ns=(0, 10**9))
+    assert place_file(src, tmp_path / "new5" / "big.wasm", equal)
+    assert os.stat(equal).st_mtime_ns == os.stat(src).st_mtime_ns
+    assert os.stat(tmp_path / "new3" / "big.wasm").st_mtime_ns == os.stat(src).st_mtime_ns  # a copy keeps it
 
 
 @pytest.mark.parametrize("name", ["".join(string.ascii_letters[:3]), "x" * 250])  # 255 is the limit

@@ -1,5 +1,5 @@
 """``oya build``: run the Dagster asset job in-process with a progress display and collect
-a summary (counts and seconds per asset) from the materialization metadata.
+a summary: each asset's record (``oya.build_stats``), read back from its materialization.
 
 Dagster's own log (every event, progress lines, a failure's stack trace) goes to ``build.log``
 in the index folder, not to the terminal: a failed build says why in one line and where the
@@ -25,34 +25,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from oya.build_stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
 from oya.errors import OyaError
+from oya.store import Index
 
 LOG_FILE = "build.log"
-ASSET_ORDER = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
-SITE_ORDER = ("wiki_pages", "wiki_site")
-
-
-def _describe(asset: str, md: dict[str, Any]) -> str:
-    if asset == "source_files":
-        return f"{md['files']} files, {md['lines']} lines, {md['skipped']} skipped"
-    if asset == "code_graph":
-        return f"{md['symbols']} symbols, {md['edges']} edges, {md['parse_errors']} syntax errors recovered"
-    if asset == "chunks":
-        return f"{md['chunks']} chunks ({md['code_chunks']} code, {md['doc_chunks']} docs)"
-    if asset == "chunk_embeddings":
-        return f"{md['embedded']} embedded, {md['cached']} cached ({md['model']})"
-    if asset == "search_index":
-        return f"{md['bytes'] / 1e6:.1f} MB"
-    if asset == "wiki_pages":
-        return f"{md['pages']} pages"
-    if asset == "wiki_site":
-        sizes = md.get("bytes", {})
-        return f"{md['pages']} pages, {sizes.get('total', 0) / 1e6:.1f} MB"
-    return ", ".join(f"{k}={v}" for k, v in md.items() if k != "seconds")
-
-
-def _plain(value: Any) -> Any:
-    return getattr(value, "value", value)
 
 
 def run_build(
@@ -63,7 +40,7 @@ def run_build(
     cache_dir: Path | None = None,
     with_site: bool = False,
     console: Console | None = None,
-) -> dict[str, Any]:
+) -> BuildSummary:
     from dagster import DagsterInstance, materialize, mem_io_manager
 
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
@@ -123,33 +100,23 @@ def run_build(
     if not result.success:
         raise OyaError(f"{_failure_message(result)} (log: {log_path})")
     seconds = time.perf_counter() - t0
-    rows = []
-    metadata: dict[str, dict[str, Any]] = {}
-    for asset in ASSET_ORDER + (SITE_ORDER if with_site else ()):
-        mats = result.asset_materializations_for_node(asset)
-        md = {k: _plain(v) for k, v in mats[0].metadata.items()} if mats else {}
-        metadata[asset] = md
-        rows.append(
-            {"asset": asset, "result": _describe(asset, md), "seconds": float(md.get("seconds", 0.0))}
-        )
-    checks = [{"name": ev.check_name, "passed": ev.passed} for ev in result.get_asset_check_evaluations()]
-    index_path = str(metadata["search_index"].get("path", ""))
-    summary: dict[str, Any] = {
-        "repo": str(repo.resolve()),
-        "index": index_path,
-        "assets": rows,
-        "metadata": metadata,
-        "seconds": seconds,
-        "checks": checks,
-        "skipped": [],
-    }
-    from oya.store import Index
 
-    with Index(Path(index_path)) as idx:
-        summary["skipped"] = [{"path": s.path, "reason": s.reason, "detail": s.detail} for s in idx.skipped()]
-    if with_site:
-        summary["site"] = str(metadata["wiki_site"].get("path", ""))
-    return summary
+    def stats(record: type[AssetStats]) -> AssetStats | None:  # None: not run (the site's, alone)
+        found = result.asset_materializations_for_node(record.asset)
+        return record.from_metadata(found[0].metadata) if found else None
+
+    built = BuildStats(**{record.asset: stats(record) for record in RECORDS})
+    with Index(Path(built.search_index.path)) as idx:
+        skipped = tuple(idx.skipped())
+    return BuildSummary(
+        repo=str(repo.resolve()),
+        index=built.search_index.path,
+        seconds=seconds,
+        stats=built,
+        checks=tuple(CheckResult(ev.check_name, ev.passed) for ev in result.get_asset_check_evaluations()),
+        skipped=skipped,
+        site=built.wiki_site.path if built.wiki_site is not None else "",
+    )
 
 
 def write_log(instance: Any, run_id: str, path: Path) -> Path:

@@ -1,4 +1,11 @@
-"""Diversity: Maximal Marginal Relevance over fused hits, redundancy = cosine blended with graph proximity.
+"""A losing variant, kept runnable: MMR diversity over the fused hits (docs/DECISIONS.md).
+
+It left the shipped core (was ``oya/core/diversity.py`` and ``RetrievalOptions.diversity``):
+at 0.3 it cost up to 4.1 points of connected-code coverage and won at most +0.2
+(bench/results/eval_quality.md). ``with_mmr(pipeline, ...)`` inserts it as a stage after
+file ranking, where it ran before; ``bench/eval_quality.py`` measures it.
+
+Diversity: Maximal Marginal Relevance over fused hits, redundancy = cosine blended with graph proximity.
 
 Theory of operation (Carbonell & Goldstein, "The Use of MMR, Diversity-Based Reranking for
 Reordering Documents and Producing Summaries", SIGIR 1998):
@@ -22,7 +29,11 @@ Reordering Documents and Producing Summaries", SIGIR 1998):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 
+from oya.core.pipeline import Pipeline
+from oya.core.stages import Candidates, Query
 from oya.core.vectors import dot
 
 NeighborFn = Callable[[str], Sequence[str]]
@@ -92,3 +103,43 @@ def mmr_order(
             if s > redundancy[cand]:
                 redundancy[cand] = s
     return picked + rest
+
+
+def diversify(
+    q: Query, c: Candidates, *, k: int, diversity: float, graph_weight: float, min_confidence: float
+) -> Candidates:
+    """The candidate pool reordered by MMR; vectors from the semantic channel when it has them."""
+    if diversity <= 0 or len(c.pool) <= 1:
+        return c
+    ids = [h.chunk.id for h in c.pool]
+    vectors: Mapping[str, Sequence[float]] = {}
+    report = c.reports.get("semantic")
+    switched_on = report is not None and report.status != "off"
+    for ch in q.channels:
+        source = getattr(ch, "vectors_for", None)
+        if ch.name == "semantic" and source is not None and switched_on:
+            try:
+                vectors = source(ids)
+            except Exception:  # no vectors: the graph view alone still diversifies
+                vectors = {}
+    by_id = {h.chunk.id: h for h in c.pool}
+    order = mmr_order(
+        ids,
+        {h.chunk.id: h.score for h in c.pool},
+        k=k,
+        diversity=diversity,
+        vectors=vectors,
+        nodes={h.chunk.id: h.chunk.node_id for h in c.pool},
+        neighbors=lambda n: [m for m, _ in q.graph.neighbors(n, min_confidence)],
+        graph_weight=graph_weight,
+    )
+    return replace(c, pool=tuple(by_id[i] for i in order))
+
+
+def with_mmr(pipeline: Pipeline, diversity: float, graph_weight: float) -> Pipeline:
+    """``pipeline`` with MMR (``diversity`` in [0, 1], ``graph_weight``: the graph view's share)."""
+    o = pipeline.options
+    stage = partial(
+        diversify, k=o.k, diversity=diversity, graph_weight=graph_weight, min_confidence=o.min_edge_confidence
+    )
+    return pipeline.inserted("files", "diversify", stage)

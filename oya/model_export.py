@@ -1,4 +1,4 @@
-"""Export the query embedding model for the browser.
+"""Export the embedding model: the pipeline's embedder (``oya.embed``) and the browser run it.
 
 Theory of operation:
 
@@ -28,8 +28,7 @@ from importlib import metadata
 from pathlib import Path
 
 from oya.errors import ModelError
-from oya.site.reuse import place_file
-from oya.site.vendor import default_cache_dir
+from oya.settings import default_cache_dir
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_LENGTH = 256
@@ -158,22 +157,3 @@ def export_query_model(cache_dir: Path | None = None) -> Path:
     except (OSError, RuntimeError, ValueError) as exc:
         raise ModelError(f"could not export the query model to ONNX: {exc}") from exc
     return model_dir
-
-
-def copy_model(model_dir: Path, site_dir: Path, previous: Path | None = None) -> int:
-    """Copy the exported model into ``site_dir/models/<name>/``; return the bytes copied.
-
-    The site points transformers.js' ``env.localModelPath`` at ``<base>/models/``. Files the
-    ``previous`` site already holds unchanged are hard-linked from it instead of copied.
-    """
-    dest_rel = Path("models") / model_dir.name
-    total = 0
-    for rel in ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED):
-        src = model_dir / rel
-        if not src.is_file():
-            raise ModelError(f"exported model is missing {rel} in {model_dir}")
-        place_file(
-            src, site_dir / dest_rel / rel, previous / dest_rel / rel if previous is not None else None
-        )
-        total += src.stat().st_size
-    return total

@@ -1,0 +1,170 @@
+"""The retrieval channels, the corpus they rank, and the one factory that wires them.
+
+Theory of operation: a channel turns a ``QueryPlan`` (and the question's vector, when there is
+one) into a ranked list of ``(chunk id, score)``. Three exist — ``lexical`` (BM25), ``semantic``
+(cosine over chunk vectors) and ``graph`` (question terms against code names) — with two
+backends each: in memory here (the browser bundle, tests) and DuckDB/numpy in ``oya.store``
+(the CLI). ``make_channels`` is the one place that puts a set together, in ``CHANNEL_NAMES``
+order: the CLI's searcher, the browser bundle and every eval script call it, so what the eval
+measures is what ships. A channel that cannot run says so in one way: it raises
+``ChannelUnavailable`` (``UnavailableChannel`` stands in for a missing backend), and the
+pipeline reports it instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from oya.core.bm25 import BM25Index
+from oya.core.graph import CodeGraph
+from oya.core.query import QueryPlan
+from oya.core.records import Chunk
+from oya.core.vectors import VectorIndex
+
+CHANNEL_NAMES = ("lexical", "semantic", "graph")
+
+
+class ChannelUnavailable(Exception):
+    """A channel cannot run for this query (no vector, no index); reported, not fatal."""
+
+
+class Channel(Protocol):
+    name: str
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]: ...
+
+
+class Corpus(Protocol):
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]: ...
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
+    def chunk_paths(self) -> Mapping[str, str]: ...
+
+
+class MemoryCorpus:
+    """All chunks in memory (the browser bundle, tests, small indexes)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = {c.id: c for c in chunks}
+        self._by_node: dict[str, list[str]] = {}
+        for c in sorted(chunks, key=lambda c: (c.path, c.start_line, c.id)):
+            if c.node_id:
+                self._by_node.setdefault(c.node_id, []).append(c.id)
+        self._paths = {c.id: c.path for c in chunks}
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        return {i: self.chunks[i] for i in ids if i in self.chunks}
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        return {n: self._by_node[n] for n in node_ids if n in self._by_node}
+
+    def chunk_paths(self) -> Mapping[str, str]:
+        return self._paths
+
+
+class UnavailableChannel:
+    """A channel that cannot run, and why (the pipeline reports the reason)."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        raise ChannelUnavailable(self.reason)
+
+
+class BM25Channel:
+    name = "lexical"
+
+    def __init__(self, index: BM25Index) -> None:
+        self.index = index
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if not plan.lexical_tokens:
+            return []
+        return self.index.search(plan.lexical_tokens, k)
+
+
+class VectorChannel:
+    """Cosine over an in-memory ``VectorIndex``; unavailable without a question vector."""
+
+    name = "semantic"
+
+    def __init__(self, index: VectorIndex) -> None:
+        self.index = index
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if len(self.index) == 0:
+            raise ChannelUnavailable("no vectors in the index")
+        if vector is None:
+            raise ChannelUnavailable("no embedding for the question")
+        return self.index.search(vector, k)
+
+
+class RankedListChannel:
+    """The semantic channel's result computed elsewhere (the browser's JS kernel), passed in ranked.
+
+    ``ranked`` must be the core's ranking (``Bundle.rank_vectors``); tests hold them together.
+    """
+
+    name = "semantic"
+
+    def __init__(self, ranked: Sequence[tuple[str, float]]) -> None:
+        self.ranked = [(str(i), float(s)) for i, s in ranked]
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        return self.ranked[:k]
+
+
+class GraphChannel:
+    """Question terms matched against graph node names, qualified names and paths."""
+
+    name = "graph"
+
+    def __init__(self, graph: CodeGraph, corpus: Corpus, *, prefix_match: bool) -> None:
+        self.graph = graph
+        self.corpus = corpus
+        self.prefix_match = prefix_match
+
+    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
+        if len(self.graph) == 0:
+            raise ChannelUnavailable("the index has no code graph")
+        matches = self.graph.match_names(
+            plan.lexical_tokens,
+            identifiers=plan.identifiers,
+            paths=plan.paths,
+            k=k,
+            prefix_match=self.prefix_match,
+        )
+        by_node = self.corpus.chunk_ids_for_nodes([n for n, _ in matches])
+        out: list[tuple[str, float]] = []
+        for node_id, score in matches:
+            for cid in by_node.get(node_id, [])[:1]:
+                out.append((cid, score))
+        return out[:k]
+
+
+# the graph channel meets a question word and a code name by a shared prefix too (measured:
+# "graph names: exact only" in bench/results/eval_quality.md loses)
+GRAPH_PREFIX_MATCH = True
+
+
+def make_channels(
+    *,
+    lexical: Channel,
+    semantic: Channel | None,
+    graph: CodeGraph,
+    corpus: Corpus,
+    semantic_reason: str = "",
+) -> list[Channel]:
+    """The three channels in ``CHANNEL_NAMES`` order, from the backends a runtime provides.
+
+    ``semantic`` is None when the runtime has no semantic ranking for this question; the
+    channel is then reported unavailable for ``semantic_reason``. The graph channel runs over
+    ``graph`` and ``corpus`` in every runtime (both are in memory everywhere).
+    """
+    if semantic is None:
+        semantic = UnavailableChannel("semantic", semantic_reason or "no embedding for the question")
+    return [lexical, semantic, GraphChannel(graph, corpus, prefix_match=GRAPH_PREFIX_MATCH)]

@@ -1,0 +1,67 @@
+"""The options of a retrieval: the one record where every tuning default lives.
+
+Theory of operation: the building blocks (``fuse``, ``rank_files``, ``CodeGraph.expand``,
+``build_context``) take their tuning parameters without defaults, and ``default_pipeline``
+(``oya.core.pipeline``) passes them from here, so calling a block directly can never silently
+run a setup other than the measured one. Each default says where it was measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from oya.core.channels import CHANNEL_NAMES
+from oya.core.files import FILE_AGGREGATIONS
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOptions:
+    k: int = 10
+    fetch_k: int = 100  # how deep each channel ranks before fusion
+    hops: int = 2
+    min_edge_confidence: float = 0.5
+    max_graph_nodes: int = 24
+    seed_count: int = 3
+    max_per_file: int = 3
+    context_budget: int = 2400  # tokens for snippets and diagram together
+    diagram_budget: int = 600
+    expand_graph: bool = True
+    channels: tuple[str, ...] = CHANNEL_NAMES
+    # RRF's k: 10 rather than Cormack et al.'s 60 gives a channel's first ranks more say over
+    # agreement far down the lists (three channels, not dozens of TREC runs);
+    # bench/results/eval_quality.md, row "RRF k=60"
+    rrf_k: int = 10
+    # the semantic channel's first chunk goes first when its cosine leads the runner-up's by this
+    # much (0 = off): code search R@1 +4.8 points, held out +4.1 (bench/results/eval_quality.md,
+    # row "semantic lead off"); the scale is all-MiniLM-L6-v2's cosine
+    semantic_lead: float = 0.04
+    file_aggregation: str = "graph"  # one of FILE_AGGREGATIONS
+    # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
+    # question asks about tests: tests repeat the names they test and crowd out the code itself
+    test_weight: float = 0.7
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    intent: str | None = None  # reported intent, when the caller knows it better than the classifier
+    weights: Mapping[str, float] | None = field(default=None)  # None: query.CHANNEL_WEIGHTS
+
+    def __post_init__(self) -> None:
+        for name in self.channels:
+            if name not in CHANNEL_NAMES:
+                raise ValueError(f"channel must be one of {', '.join(CHANNEL_NAMES)}; got {name!r}")
+        if self.k < 1:
+            raise ValueError("k must be at least 1")
+        if self.rrf_k < 1:
+            raise ValueError("rrf_k must be at least 1")
+        if self.file_aggregation not in FILE_AGGREGATIONS:
+            raise ValueError(
+                f"file_aggregation must be one of {', '.join(FILE_AGGREGATIONS)}; got {self.file_aggregation!r}"
+            )
+        if not 0.0 <= self.test_weight <= 1.0:
+            raise ValueError("test_weight must be in [0, 1]")
+
+
+def fetch_depth(opts: RetrievalOptions) -> int:
+    """How deep each channel ranks before fusion (deeper when a path filter will drop some)."""
+    filtered = bool(opts.include or opts.exclude)
+    return max(opts.fetch_k, opts.k * 3) * (5 if filtered else 1)

@@ -1,0 +1,188 @@
+"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> cap -> expand -> pack.
+
+Theory of operation:
+
+1. The question is analysed once (``plan_query``): intent, channel weights, identifiers.
+2. ``default_pipeline(options)`` binds every stage's parameters (``oya.core.stages``) from
+   the options record, the only place tuning defaults live. A bench variant
+   (``bench/variants/``) swaps or inserts a stage (``Pipeline.replaced``, ``Pipeline.inserted``)
+   or the planner, so the losing variants stay runnable without shipping.
+3. ``run`` passes one ``Candidates`` record through the stages, timing each, and
+   ``retrieve`` turns the last record into a ``RetrievalResult``: the channel reports, the
+   search quality (``degraded`` when a channel could not run), confidence and citations,
+   made only from what entered the context.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+from oya.core.channels import CHANNEL_NAMES, Channel, Corpus
+from oya.core.confidence import assess_confidence
+from oya.core.files import DECAY_CHUNKS
+from oya.core.filters import path_filter
+from oya.core.graph import CodeGraph, uniform_prior
+from oya.core.options import RetrievalOptions, fetch_depth
+from oya.core.query import QueryPlan, plan_query
+from oya.core.records import Node
+from oya.core.results import ChannelReport, RetrievalResult, SearchQuality
+from oya.core.stages import (
+    Candidates,
+    Query,
+    cap,
+    dedup,
+    expand,
+    fuse_rankings,
+    gather,
+    pack,
+    rank_candidate_files,
+    reweigh,
+)
+
+Stage = Callable[[Query, Candidates], Candidates]
+MIN_POOL = 60  # fused candidates read at least (k * 6 when larger): dedup and files need depth
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A planner and named stages with their parameters bound: one retrieval setup."""
+
+    options: RetrievalOptions
+    plan: Callable[[str], QueryPlan]
+    stages: tuple[tuple[str, Stage], ...]
+
+    def replaced(self, name: str, stage: Stage) -> Pipeline:
+        """This pipeline with stage ``name`` swapped for ``stage``."""
+        if name not in dict(self.stages):
+            raise ValueError(f"no stage {name!r} in {[n for n, _ in self.stages]}")
+        return replace(self, stages=tuple((n, stage if n == name else s) for n, s in self.stages))
+
+    def inserted(self, after: str, name: str, stage: Stage) -> Pipeline:
+        """This pipeline with ``stage`` run right after stage ``after``."""
+        names = [n for n, _ in self.stages]
+        if after not in names:
+            raise ValueError(f"no stage {after!r} in {names}")
+        at = names.index(after) + 1
+        return replace(self, stages=(*self.stages[:at], (name, stage), *self.stages[at:]))
+
+
+def expand_stage(options: RetrievalOptions, prior: Callable[[Node], float]) -> Stage:
+    """The expansion stage with ``options``' parameters and the hop candidates' ``prior``."""
+    o = options
+    return partial(
+        expand,
+        seed_count=o.seed_count,
+        hops=o.hops if o.expand_graph else 0,
+        min_confidence=o.min_edge_confidence,
+        max_nodes=o.max_graph_nodes,
+        prior=prior,
+    )
+
+
+def default_pipeline(options: RetrievalOptions) -> Pipeline:
+    """The shipped retrieval, every stage parameter taken from ``options``."""
+    o = options
+    stages: tuple[tuple[str, Stage], ...] = (
+        ("gather", partial(gather, names=o.channels)),
+        ("fuse", partial(fuse_rankings, rrf_k=o.rrf_k)),
+        ("reweigh", partial(reweigh, test_weight=o.test_weight, semantic_lead=o.semantic_lead)),
+        ("dedup", partial(dedup, pool_size=max(o.k * 6, MIN_POOL))),
+        (
+            "files",
+            partial(
+                rank_candidate_files,
+                mode=o.file_aggregation,
+                min_confidence=o.min_edge_confidence,
+                top_n=DECAY_CHUNKS,
+            ),
+        ),
+        ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
+        ("expand", expand_stage(o, uniform_prior)),
+        ("pack", partial(pack, budget=o.context_budget, diagram_budget=o.diagram_budget)),
+    )
+    return Pipeline(o, partial(plan_query, intent=o.intent), stages)
+
+
+def run(pipeline: Pipeline, query: Query) -> Candidates:
+    """``query`` through every stage of ``pipeline``; each stage's milliseconds in ``timings``."""
+    o = pipeline.options
+    weights = dict(o.weights) if o.weights is not None else dict(query.plan.weights)
+    c = Candidates(weights=weights, fetch_depth=fetch_depth(o))
+    for name, stage in pipeline.stages:
+        t0 = query.clock()
+        c = stage(query, c)
+        c.timings[name] = (query.clock() - t0) * 1000
+    return c
+
+
+def _reports(c: Candidates) -> tuple[ChannelReport, ...]:
+    """Channel reports in ``CHANNEL_NAMES`` order, each with how many hits it found."""
+    reports = dict(c.reports)
+    for name, rep in c.reports.items():
+        if rep.status == "ran":
+            used = sum(1 for h in c.hits if name in h.channels)
+            reports[name] = replace(rep, used=used)
+    return tuple(reports[n] for n in CHANNEL_NAMES if n in reports) + tuple(
+        r for n, r in reports.items() if n not in CHANNEL_NAMES
+    )
+
+
+def result_of(query: Query, c: Candidates, options: RetrievalOptions, total_ms: float) -> RetrievalResult:
+    """The retrieval's result from the last stage's record."""
+    citations = tuple(s.citation for s in c.context.snippets)
+    quality = SearchQuality(
+        intent=query.plan.intent,
+        channels=_reports(c),
+        found=len(c.fused),
+        used=len(c.context.snippets),
+        expanded=len(c.expanded),
+        fetch_depth=c.fetch_depth,
+        hops=max(c.subgraph.distance.values(), default=0),
+    )
+    graph = query.graph
+    return RetrievalResult(
+        question=query.question,
+        hits=c.hits,
+        files=c.files[: max(options.k, 10)],
+        subgraph=c.subgraph,
+        context=c.context,
+        confidence=assess_confidence(query.plan, c.hits, c.scores, quality),
+        quality=quality,
+        citations=citations,
+        timings_ms={**c.timings, "total": total_ms},
+        symbols={n: graph.nodes[n] for c_ in citations if (n := c_.node_id) is not None and n in graph.nodes},
+    )
+
+
+def retrieve(
+    question: str,
+    *,
+    channels: Sequence[Channel],
+    graph: CodeGraph,
+    corpus: Corpus,
+    vector: Sequence[float] | None = None,
+    options: RetrievalOptions | None = None,
+    pipeline: Pipeline | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> RetrievalResult:
+    """Retrieve for ``question`` with ``pipeline`` (default: ``default_pipeline(options)``)."""
+    if not question or not question.strip():
+        raise ValueError("the question is empty")
+    pipe = pipeline or default_pipeline(options or RetrievalOptions())
+    t0 = clock()
+    o = pipe.options
+    query = Query(
+        question=question,
+        plan=pipe.plan(question),
+        channels=tuple(channels),
+        graph=graph,
+        corpus=corpus,
+        vector=vector,
+        allowed=path_filter(o.include, o.exclude),
+        clock=clock,
+    )
+    c = run(pipe, query)
+    return result_of(query, c, o, (clock() - t0) * 1000)

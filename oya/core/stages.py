@@ -1,0 +1,209 @@
+"""The stages of a retrieval, each a function ``(Query, Candidates, **parameters) -> Candidates``.
+
+In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters from the
+options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF);
+``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
+content once among the fused pool; ``rank_candidate_files`` ranks files from that pool;
+``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
+follows the code graph from the top hits; ``pack`` fits diagram and snippets into the budget.
+Each stage reads only the fields earlier stages filled, so each can be run and tested alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from oya.core.channels import Channel, ChannelUnavailable, Corpus
+from oya.core.context import build_context
+from oya.core.files import rank_files
+from oya.core.filters import mentions_tests, promote_clear_winner, weigh_tests
+from oya.core.fusion import Fused, fuse
+from oya.core.graph import CodeGraph, Subgraph
+from oya.core.query import QueryPlan
+from oya.core.records import Node
+from oya.core.results import ChannelReport, Context, FileHit, Hit
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a retrieval is asked and over what: fixed for all its stages."""
+
+    question: str
+    plan: QueryPlan
+    channels: tuple[Channel, ...]
+    graph: CodeGraph
+    corpus: Corpus
+    vector: Sequence[float] | None
+    allowed: Callable[[str], bool] | None  # the path filter (None: every path)
+    clock: Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The one record the stages pass along; each stage fills its own fields."""
+
+    weights: dict[str, float]
+    fetch_depth: int
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    reports: dict[str, ChannelReport] = field(default_factory=dict)
+    fused: tuple[Fused, ...] = ()
+    pool: tuple[Hit, ...] = ()  # fused candidates with their chunks, each content once
+    files: tuple[FileHit, ...] = ()
+    hits: tuple[Hit, ...] = ()
+    subgraph: Subgraph = Subgraph((), (), {}, ())
+    expanded: tuple[str, ...] = ()  # node ids the expansion added
+    connected: tuple[Hit, ...] = ()  # their chunks, for the context after the hits
+    context: Context = Context("", (), 0, 0)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _run_channel(q: Query, ch: Channel, depth: int) -> tuple[list[tuple[str, float]] | None, str, str]:
+    """``(ranked, status, detail)``: a channel that cannot run or breaks is reported, not fatal."""
+    try:
+        return ch.search(q.plan, q.vector, depth), "ran", ""
+    except ChannelUnavailable as exc:
+        return None, "unavailable", str(exc)
+    except Exception as exc:  # a broken channel must not sink the answer
+        return None, "failed", f"{type(exc).__name__}: {exc}"
+
+
+def gather(q: Query, c: Candidates, *, names: tuple[str, ...]) -> Candidates:
+    """Run the channels named in ``names`` to ``c.fetch_depth``; the path filter applies here."""
+    rankings: dict[str, list[str]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    reports: dict[str, ChannelReport] = {}
+    timings = dict(c.timings)
+    for ch in q.channels:
+        if ch.name not in names:
+            reports[ch.name] = ChannelReport(ch.name, "off", detail="switched off")
+            continue
+        t0 = q.clock()
+        ranked, status, detail = _run_channel(q, ch, c.fetch_depth)
+        timings[ch.name] = (q.clock() - t0) * 1000
+        if ranked is None:
+            reports[ch.name] = ChannelReport(ch.name, status, detail=detail)
+            continue
+        if q.allowed is not None:
+            paths = q.corpus.chunk_paths()
+            ranked = [(cid, s) for cid, s in ranked if cid in paths and q.allowed(paths[cid])]
+        rankings[ch.name] = [cid for cid, _ in ranked]
+        scores[ch.name] = dict(ranked)
+        reports[ch.name] = ChannelReport(
+            ch.name, "ran", found=len(ranked), weight=c.weights.get(ch.name, 1.0)
+        )
+    for name in names:
+        if name not in reports:
+            reports[name] = ChannelReport(name, "unavailable", detail="not provided by this index")
+    return replace(c, rankings=rankings, scores=scores, reports=reports, timings=timings)
+
+
+def fuse_rankings(q: Query, c: Candidates, *, rrf_k: int) -> Candidates:
+    """Weighted reciprocal rank fusion of the channels' lists."""
+    return replace(c, fused=tuple(fuse(c.rankings, c.weights, k=rrf_k)))
+
+
+def reweigh(q: Query, c: Candidates, *, test_weight: float, semantic_lead: float) -> Candidates:
+    """Test code down by ``test_weight`` (unless asked about); a clear semantic winner first."""
+    fused = list(c.fused)
+    weigh_test_code = test_weight < 1.0 and not mentions_tests(q.question)
+    if weigh_test_code and fused:
+        fused = weigh_tests(fused, q.corpus.chunk_paths(), test_weight)
+    if semantic_lead > 0 and fused:
+        fused = promote_clear_winner(
+            fused,
+            c.rankings.get("semantic", []),
+            c.scores.get("semantic", {}),
+            semantic_lead,
+            q.corpus.chunk_paths() if weigh_test_code else None,
+        )
+    return replace(c, fused=tuple(fused))
+
+
+def dedup(q: Query, c: Candidates, *, pool_size: int) -> Candidates:
+    """The first ``pool_size`` fused ids as hits with their chunks, each content kept once."""
+    top = c.fused[:pool_size]
+    chunks = q.corpus.get_chunks([f.id for f in top])
+    seen: set[str] = set()
+    pool: list[Hit] = []
+    for f in top:
+        chunk = chunks.get(f.id)
+        if chunk is None or chunk.content_hash in seen:
+            continue
+        seen.add(chunk.content_hash)
+        pool.append(Hit(chunk, f.score, f.channels, f.ranks))
+    return replace(c, pool=tuple(pool))
+
+
+def rank_candidate_files(
+    q: Query, c: Candidates, *, mode: str, min_confidence: float, top_n: int
+) -> Candidates:
+    """Files ranked from the whole candidate pool (before the per-file cap)."""
+    files = rank_files(c.pool, mode=mode, graph=q.graph, min_confidence=min_confidence, top_n=top_n)
+    return replace(c, files=tuple(files))
+
+
+def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:
+    """The hits: the pool in order, at most ``max_per_file`` of one file and ``k`` in all."""
+    hits: list[Hit] = []
+    per_file: dict[str, int] = {}
+    for h in c.pool:
+        if per_file.get(h.chunk.path, 0) >= max_per_file:
+            continue
+        per_file[h.chunk.path] = per_file.get(h.chunk.path, 0) + 1
+        hits.append(h)
+        if len(hits) >= k:
+            break
+    return replace(c, hits=tuple(hits))
+
+
+def _connected_hits(q: Query, c: Candidates, expanded: list[str]) -> list[Hit]:
+    """The first chunk of each expanded node, not already in the context, through the path filter."""
+    by_node = q.corpus.chunk_ids_for_nodes(expanded)
+    want = [cids[0] for n in expanded for cids in [by_node.get(n, [])] if cids]
+    got = q.corpus.get_chunks(want)
+    hit_ids = {h.chunk.id for h in c.hits}
+    # dedup against what is in the context, not the whole fused pool: a chunk the channels
+    # ranked below the hits is still connected code worth showing
+    taken = {h.chunk.content_hash for h in c.hits}
+    extra: list[Hit] = []
+    for cid in want:
+        chunk = got.get(cid)
+        if chunk is None or cid in hit_ids or chunk.content_hash in taken:
+            continue
+        if q.allowed is not None and not q.allowed(chunk.path):  # the filter holds here too
+            continue
+        taken.add(chunk.content_hash)
+        extra.append(Hit(chunk, 0.0, ("graph-expansion",)))
+    return extra
+
+
+def expand(
+    q: Query,
+    c: Candidates,
+    *,
+    seed_count: int,
+    hops: int,
+    min_confidence: float,
+    max_nodes: int,
+    prior: Callable[[Node], float],
+) -> Candidates:
+    """The code graph around the top ``seed_count`` hits (``hops`` 0: the seeds alone)."""
+    seeds = [h.chunk.node_id for h in c.hits[:seed_count] if h.chunk.node_id]
+    if hops > 0 and seeds:
+        subgraph = q.graph.expand(
+            seeds, hops=hops, min_confidence=min_confidence, max_nodes=max_nodes, prior=prior
+        )
+    else:
+        subgraph = q.graph.expand(
+            seeds, hops=0, min_confidence=min_confidence, max_nodes=len(seeds), prior=prior
+        )
+    expanded = [n.id for n in subgraph.nodes if subgraph.distance.get(n.id, 0) > 0]
+    extra = _connected_hits(q, c, expanded) if expanded else []
+    return replace(c, subgraph=subgraph, expanded=tuple(expanded), connected=tuple(extra))
+
+
+def pack(q: Query, c: Candidates, *, budget: int, diagram_budget: int) -> Candidates:
+    """The context: the diagram, then the hits' and the connected code's snippets, in budget."""
+    return replace(c, context=build_context(c.hits, c.connected, c.subgraph, budget, diagram_budget))

@@ -1,0 +1,2 @@
+; JavaScript only (with ecma.scm).
+(class_heritage (_) @inherit)

@@ -1,0 +1,175 @@
+// The Ask panel's "Connected code" diagram: the core's Mermaid source (sanitised by oya/core/diagram.py)
+// drawn by the vendored mermaid with securityLevel "strict", loaded the first time a diagram is drawn;
+// its SVG is parsed, stripped of anything active (sanitizeSvg) and inserted as a node. The pure parts
+// (mermaidConfig, sanitizeSvg over any DOM-like tree) are tested in tests/js/diagram.test.js.
+
+import { el } from "./dom.js";
+
+export function mermaidConfig(dark) {
+  return {
+    startOnLoad: false,
+    securityLevel: "strict",
+    theme: dark ? "dark" : "neutral",
+    htmlLabels: false,
+    flowchart: { htmlLabels: false, useMaxWidth: false, curve: "basis", nodeSpacing: 24, rankSpacing: 36, padding: 6 },
+    themeVariables: { fontSize: "13px" },
+    fontFamily: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
+  };
+}
+
+// Elements that run code, embed documents or pull in other resources have no place in a diagram.
+const ACTIVE_ELEMENTS = new Set(["script", "foreignobject", "iframe", "object", "embed", "image", "animate", "set", "handler"]);
+const LINK_ATTRIBUTES = new Set(["href", "xlink:href", "src", "action", "formaction"]);
+
+// Strip the SVG tree in place: active elements go, so do event handlers and links that leave the
+// document (only "#fragment" links stay). Works on DOM nodes and on anything with the same surface:
+// children, nodeName, attributes [{name, value}], removeAttribute, remove. Returns the number removed.
+export function sanitizeSvg(root) {
+  let removed = 0;
+  const visit = (node) => {
+    for (const child of [...node.children]) {
+      if (ACTIVE_ELEMENTS.has(child.nodeName.toLowerCase())) {
+        child.remove();
+        removed += 1;
+      } else {
+        visit(child);
+      }
+    }
+    for (const { name, value } of [...node.attributes]) {
+      const lower = name.toLowerCase();
+      const outward = LINK_ATTRIBUTES.has(lower) && !String(value).trim().startsWith("#");
+      if (lower.startsWith("on") || outward || /^\s*javascript:/i.test(String(value))) {
+        node.removeAttribute(name);
+        removed += 1;
+      }
+    }
+  };
+  visit(root);
+  return removed;
+}
+
+// The parsed, sanitised <svg> node for SVG text, or null when the text is not an SVG document.
+export function svgNode(svgText) {
+  const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
+  const root = doc.documentElement;
+  if (!root || root.nodeName.toLowerCase() !== "svg") return null;
+  sanitizeSvg(root);
+  return document.importNode(root, true);
+}
+
+// Mermaid for one page: loaded once (vendor/mermaid), each diagram drawn under an id of its own.
+export function createDiagrams(base) {
+  let mermaidPromise = null;
+  let counter = 0;
+
+  function load() {
+    if (mermaidPromise) return mermaidPromise;
+    mermaidPromise = new Promise((resolve, reject) => {
+      if (globalThis.mermaid) return resolve(globalThis.mermaid);
+      const script = document.createElement("script");
+      script.src = base + "vendor/mermaid/mermaid.min.js";
+      script.onload = () => resolve(globalThis.mermaid);
+      script.onerror = () => reject(new Error("could not load mermaid"));
+      document.head.append(script);
+    }).then((mermaid) => {
+      mermaid.initialize(mermaidConfig(matchMedia("(prefers-color-scheme: dark)").matches));
+      return mermaid;
+    });
+    mermaidPromise.catch(() => {
+      mermaidPromise = null;
+    });
+    return mermaidPromise;
+  }
+
+  return {
+    // SVG text for a Mermaid source
+    async render(source) {
+      const mermaid = await load();
+      counter += 1;
+      const { svg } = await mermaid.render(`oya-ask-diagram-${Date.now().toString(36)}-${counter}`, source);
+      return svg;
+    },
+  };
+}
+
+// Shrink a wide diagram towards the panel's width, but never below 60% (labels stay readable; the
+// box scrolls for the rest and "Expand" shows it full size).
+function fitDiagram(holder, svg) {
+  requestAnimationFrame(() => {
+    const box = svg.viewBox?.baseVal;
+    const natural = box && box.width ? box.width : svg.getBBox().width;
+    const room = holder.clientWidth - 16;
+    if (!natural || room <= 0) return;
+    const scale = Math.min(1, Math.max(0.6, room / natural));
+    svg.style.width = `${Math.round(natural * scale)}px`;
+    svg.style.maxWidth = "none";
+    svg.removeAttribute("height");
+  });
+}
+
+// A full-size view of a diagram in a modal dialog (Escape or the button closes it); onClose after.
+function openDiagramDialog(svg, question, onClose) {
+  const dialog = el("dialog", { class: "ask-dialog", "aria-label": "Connected code diagram" });
+  const close = el("button", { type: "button", class: "ask-icon-btn", "aria-label": "Close the diagram" }, "×");
+  dialog.append(
+    el("header", { class: "ask-dialog-head" }, el("h2", {}, "Connected code"), el("span", { class: "ask-dialog-q", text: question }), close),
+    el("div", { class: "ask-dialog-body" }, svg.cloneNode(true)),
+  );
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("click", (event) => {
+    if (event.target === dialog) dialog.close();
+  });
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    onClose();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  close.focus();
+}
+
+function legend() {
+  const key = (cls, label) => [el("i", { class: `ask-key ask-key-${cls}` }), label];
+  return el("span", { class: "ask-legend", "aria-hidden": "true" }, key("seed", "match"), key("cls", "class"), key("fn", "function"), key("mod", "module"));
+}
+
+// The diagram block of an entry. `item.svg` (kept in the history) is shown as is; otherwise the source
+// is drawn and onDrawn(svg) lets the caller keep it.
+export function renderDiagramBlock(item, { diagrams, onDrawn = () => {} }) {
+  const source = item.result.mermaid;
+  const expand = el("button", { type: "button", class: "ask-text-btn ask-expand", title: "Show the diagram full size", disabled: true }, "Expand");
+  const block = el("details", { class: "ask-block ask-diagram", open: true }, el("summary", {}, "Connected code", legend()));
+  const holder = el("div", { class: "ask-mermaid", tabindex: "0", role: "img", "aria-label": "Diagram of the code connected to the answer" });
+  block.append(holder);
+  const put = (svgText) => {
+    const node = svgText && svgNode(svgText);
+    if (!node) {
+      holder.replaceChildren(el("pre", { class: "ask-mermaid-src", text: source }));
+      return;
+    }
+    holder.replaceChildren(node);
+    fitDiagram(holder, node);
+    expand.disabled = false;
+    expand.onclick = () => openDiagramDialog(node, item.question, () => expand.focus());
+    block.append(el("div", { class: "ask-diagram-foot" }, el("span", { class: "ask-muted", text: "Scroll to pan" }), expand));
+  };
+  if (item.svg) {
+    put(item.svg);
+    return block;
+  }
+  holder.append(el("p", { class: "ask-muted", text: "Drawing the diagram…" }));
+  diagrams
+    .render(source)
+    .then((svg) => {
+      item.svg = svg;
+      put(svg);
+      onDrawn(svg);
+    })
+    .catch((err) => {
+      holder.replaceChildren(
+        el("p", { class: "ask-muted", text: `Diagram unavailable (${err.message}); its source:` }),
+        el("pre", { class: "ask-mermaid-src", text: source }),
+      );
+    });
+  return block;
+}

@@ -1,0 +1,103 @@
+// The engine's message protocol between the page and its worker (pyodide_worker.js), and what the
+// page reads from manifest.json. No DOM, no globals: the port is passed in (tests/js/protocol.test.js
+// runs both ends over a MessageChannel).
+//
+// The page posts {id, op, args}; the worker answers {id, ok: true, value} or {id, ok: false, error},
+// and posts {mark: name, at: epoch ms} for the cold-start profile. A worker that fails (cannot load,
+// sends an unreadable message) rejects every pending and later call with that one error.
+
+// The page's end. `port`: a Worker (or MessagePort) — postMessage, addEventListener, and terminate
+// if it has one. `onMark(name, at)` receives the worker's performance marks.
+export function createClient(port, { onMark = () => {} } = {}) {
+  const pending = new Map();
+  let next = 1;
+  let failure = null;
+
+  function fail(err) {
+    if (failure) return;
+    failure = err;
+    for (const call of pending.values()) call.reject(err);
+    pending.clear();
+    port.terminate?.();
+  }
+
+  port.addEventListener("message", (event) => {
+    const data = event.data || {};
+    if (data.mark) {
+      onMark(data.mark, data.at);
+      return;
+    }
+    const call = pending.get(data.id);
+    if (!call) return;
+    pending.delete(data.id);
+    if (data.ok) call.resolve(data.value);
+    else call.reject(new Error(data.error));
+  });
+  port.addEventListener("error", (event) => {
+    event.preventDefault?.();
+    fail(new Error(`the Python worker failed (${event.message || "it could not be loaded"})`));
+  });
+  port.addEventListener("messageerror", () => fail(new Error("the Python worker sent an unreadable message")));
+  port.start?.();
+
+  return {
+    call(op, args, transfer = []) {
+      if (failure) return Promise.reject(failure);
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        port.postMessage({ id, op, args }, transfer);
+      });
+    },
+    fail,
+    get failure() {
+      return failure;
+    },
+  };
+}
+
+// The worker's end: `handlers[op](args)` may return a value or a promise; calls are answered as they settle.
+export function serve(port, handlers) {
+  port.addEventListener("message", async (event) => {
+    const { id, op, args } = event.data || {};
+    if (id === undefined) return;
+    try {
+      const handler = Object.hasOwn(handlers, op) ? handlers[op] : null;
+      if (!handler) throw new Error(`unknown engine operation ${op}`);
+      const value = await handler(args);
+      port.postMessage({ id, ok: true, value });
+    } catch (err) {
+      port.postMessage({ id, ok: false, error: err && err.message ? err.message : String(err) });
+    }
+  });
+  port.start?.();
+}
+
+// What manifest.json names: the core wheel's URL (under the site) and the bundle's two files.
+export function wheelUrl(manifest) {
+  const wheel = manifest.wheel;
+  if (!wheel) throw new Error("manifest.json names no core wheel (key 'wheel')");
+  return wheel.includes("/") ? wheel : "vendor/" + wheel;
+}
+
+export function bundleFiles(manifest) {
+  const bundle = manifest.bundle;
+  if (!bundle) throw new Error("this site was built without an index bundle (manifest.json: bundle is null)");
+  const dir = (bundle.path || bundle.dir || "bundle/").replace(/\/?$/, "/");
+  return {
+    index: dir + (bundle.index || "index.json.gz"),
+    vectors: bundle.vectors ? dir + bundle.vectors : null,
+  };
+}
+
+// The manifest's `model`: null or false means the site ships no query model.
+export function shipsModel(manifest) {
+  return manifest.model !== null && manifest.model !== false;
+}
+
+// The bundle's files are stored gzipped; a host that labels them Content-Encoding: gzip has the
+// browser inflate them already, so the magic bytes decide.
+export function isGzip(buffer) {
+  const head = new Uint8Array(buffer, 0, Math.min(2, buffer.byteLength));
+  return head.length === 2 && head[0] === 0x1f && head[1] === 0x8b;
+}

@@ -1,0 +1,161 @@
+"""Each retrieval stage alone: a ``Query`` and the ``Candidates`` the earlier stages would leave."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+from core_corpus import Inventory, build_inventory, embed
+
+from oya.core import stages
+from oya.core.channels import UnavailableChannel
+from oya.core.filters import path_filter
+from oya.core.fusion import Fused
+from oya.core.graph import uniform_prior
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import default_pipeline, run
+from oya.core.query import plan_query
+from oya.core.results import Hit
+from oya.core.stages import Candidates, Query
+
+WEIGHTS = {"lexical": 1.0, "semantic": 1.0, "graph": 0.8}
+
+
+@pytest.fixture(scope="module")
+def inventory() -> Inventory:
+    return build_inventory()
+
+
+def query(inv: Inventory, question: str, *, channels: object = None, include: tuple[str, ...] = ()) -> Query:
+    return Query(
+        question=question,
+        plan=plan_query(question),
+        channels=tuple(channels if channels is not None else inv.channels),  # type: ignore[call-overload]
+        graph=inv.graph,
+        corpus=inv.corpus,
+        vector=embed(question),
+        allowed=path_filter(include, ()),
+        clock=time.perf_counter,
+    )
+
+
+def start() -> Candidates:
+    return Candidates(weights=dict(WEIGHTS), fetch_depth=50)
+
+
+def hit(inv: Inventory, title: str, score: float, path: str | None = None) -> Hit:
+    return Hit(inv.by_title(title, path), score, ("lexical",), (1,))
+
+
+def test_gather_runs_the_named_channels_and_reports_the_others(inventory: Inventory) -> None:
+    channels = [inventory.bm25, UnavailableChannel("semantic", "no model"), inventory.graph_channel]
+    c = stages.gather(
+        query(inventory, "format money", channels=channels), start(), names=("lexical", "semantic")
+    )
+    assert set(c.rankings) == {"lexical"} and c.rankings["lexical"]
+    assert c.scores["lexical"][c.rankings["lexical"][0]] > 0
+    status = {n: (r.status, r.detail) for n, r in c.reports.items()}
+    assert status == {
+        "lexical": ("ran", ""),
+        "semantic": ("unavailable", "no model"),
+        "graph": ("off", "switched off"),
+    }
+    assert c.reports["lexical"].weight == 1.0 and "lexical" in c.timings
+
+
+def test_gather_applies_the_path_filter(inventory: Inventory) -> None:
+    c = stages.gather(query(inventory, "quantity stock", include=("docs",)), start(), names=("lexical",))
+    paths = inventory.corpus.chunk_paths()
+    assert c.rankings["lexical"] and all(paths[i].startswith("docs/") for i in c.rankings["lexical"])
+
+
+def test_fuse_rankings_is_weighted_rrf() -> None:
+    c = replace(start(), rankings={"lexical": ["a", "b"], "semantic": ["b"]})
+    out = stages.fuse_rankings(None, c, rrf_k=10)  # type: ignore[arg-type]
+    assert [f.id for f in out.fused] == ["b", "a"]
+    assert out.fused[0].score == pytest.approx(1 / 12 + 1 / 11)
+
+
+def test_reweigh_weighs_test_code_down_unless_asked(inventory: Inventory) -> None:
+    test_chunk = inventory.by_title("test_parse_quantity")
+    code_chunk = inventory.by_title("parse_quantity")
+    fused = (Fused(test_chunk.id, 1.0, ("lexical",), (1,)), Fused(code_chunk.id, 0.9, ("lexical",), (2,)))
+    c = replace(start(), fused=fused)
+    out = stages.reweigh(query(inventory, "parse a quantity"), c, test_weight=0.7, semantic_lead=0.0)
+    assert [f.id for f in out.fused] == [code_chunk.id, test_chunk.id]
+    asked = stages.reweigh(
+        query(inventory, "which tests parse a quantity"), c, test_weight=0.7, semantic_lead=0.0
+    )
+    assert asked.fused == fused
+
+
+def test_dedup_keeps_one_chunk_per_content(inventory: Inventory) -> None:
+    a, b = inventory.chunks[0], inventory.chunks[1]
+    fused = (
+        Fused(a.id, 3.0, ("lexical",), (1,)),
+        Fused(a.id, 2.0, ("graph",), (1,)),
+        Fused(b.id, 1.0, (), ()),
+    )
+    out = stages.dedup(query(inventory, "x"), replace(start(), fused=fused), pool_size=10)
+    assert [h.chunk.id for h in out.pool] == [a.id, b.id]
+    assert [
+        h.chunk.id
+        for h in stages.dedup(query(inventory, "x"), replace(start(), fused=fused), pool_size=1).pool
+    ] == [a.id]
+
+
+def test_rank_candidate_files_ranks_the_pool(inventory: Inventory) -> None:
+    pool = (
+        hit(inventory, "InventoryService.reserve", 0.4),
+        hit(inventory, "parse_quantity", 1.0),
+        hit(inventory, "format_money", 0.5),
+    )
+    assert pool[0].chunk.path != pool[1].chunk.path == pool[2].chunk.path
+    q, c = query(inventory, "x"), replace(start(), pool=pool)
+    best = stages.rank_candidate_files(q, c, mode="max", min_confidence=0.5, top_n=3)
+    assert [(f.path, f.score) for f in best.files] == [(pool[1].chunk.path, 1.0), (pool[0].chunk.path, 0.4)]
+    decay = stages.rank_candidate_files(q, c, mode="decay", min_confidence=0.5, top_n=3)
+    assert decay.files[0].score == pytest.approx(1.0 + 0.5 / 2)
+
+
+def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:
+    pool = tuple(Hit(c, 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
+    out = stages.cap(query(inventory, "x"), replace(start(), pool=pool), k=5, max_per_file=1)
+    assert len(out.hits) == 5 and len({h.chunk.path for h in out.hits}) == 5
+    assert [h.chunk.id for h in out.hits] == [h.chunk.id for h in pool if h in out.hits]
+
+
+def test_expand_follows_the_graph_from_the_top_hits(inventory: Inventory) -> None:
+    hits = (hit(inventory, "InventoryService.reserve", 1.0),)
+    c = replace(start(), hits=hits)
+    q = query(inventory, "reserve")
+    out = stages.expand(q, c, seed_count=1, hops=2, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
+    assert out.subgraph.seeds == (hits[0].chunk.node_id,)
+    assert out.expanded and all(out.subgraph.distance[n] > 0 for n in out.expanded)
+    assert out.connected and all(h.channels == ("graph-expansion",) for h in out.connected)
+    assert hits[0].chunk.id not in {h.chunk.id for h in out.connected}
+    none = stages.expand(q, c, seed_count=1, hops=0, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
+    assert none.expanded == () and none.connected == () and none.subgraph.seeds == out.subgraph.seeds
+
+
+def test_pack_fits_the_context_in_its_budget(inventory: Inventory) -> None:
+    hits = tuple(Hit(c, 1.0, ("lexical",)) for c in inventory.chunks[:6])
+    out = stages.pack(query(inventory, "x"), replace(start(), hits=hits), budget=300, diagram_budget=100)
+    assert out.context.tokens <= 300 and out.context.snippets
+    assert [s.citation.chunk_id for s in out.context.snippets] == [h.chunk.id for h in hits][
+        : len(out.context.snippets)
+    ]
+
+
+def test_the_default_pipeline_is_these_stages_in_order(inventory: Inventory) -> None:
+    pipeline = default_pipeline(RetrievalOptions())
+    assert [n for n, _ in pipeline.stages] == [
+        "gather", "fuse", "reweigh", "dedup", "files", "cap", "expand", "pack",
+    ]  # fmt: skip
+    c = run(pipeline, query(inventory, "how does reserving stock work"))
+    assert c.hits and c.files and c.context.snippets and set(c.timings) >= {n for n, _ in pipeline.stages}
+    with pytest.raises(ValueError, match="no stage"):
+        pipeline.replaced("rerank", stages.pack)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no stage"):
+        pipeline.inserted("rerank", "x", stages.pack)  # type: ignore[arg-type]

@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { gzipSync } from "node:zlib";
+
+import { createEngine } from "../../site_template/static/ask/engine.js";
+import { serve } from "../../site_template/static/ask/protocol.js";
+
+const BASE = "http://site.test/";
+const MANIFEST = { wheel: "oya_core.whl", model: "all-MiniLM-L6-v2", bundle: { index: "index.json.gz", vectors: "vectors.bin.gz" } };
+
+// A site over a fake fetch: path -> body (object: JSON; Uint8Array: bytes); records every request.
+function fakeSite(files, { failFirst = new Set() } = {}) {
+  const requested = [];
+  const fetchFn = async (url) => {
+    const path = url.slice(BASE.length);
+    requested.push(path);
+    if (failFirst.delete(path)) throw new TypeError("Failed to fetch");
+    if (!(path in files)) return new Response("missing", { status: 404 });
+    const body = files[path];
+    return new Response(body instanceof Uint8Array ? body : JSON.stringify(body));
+  };
+  return { fetchFn, requested };
+}
+
+// The worker, deterministic: it records what it was given and answers like the core's ask_json.
+function fakeWorker(log) {
+  const ports = [];
+  const makeWorker = (url) => {
+    log.push(["worker", url]);
+    const { port1, port2 } = new MessageChannel();
+    ports.push(port1, port2);
+    serve(port2, {
+      boot: (args) => (log.push(["boot", args]), true),
+      bundle: ({ index, vectors }) => {
+        log.push(["bundle", new TextDecoder().decode(index), vectors ? new Uint8Array(vectors).length : null]);
+        return { chunks: 1234, vectors: 2 };
+      },
+      ask: (request) => {
+        log.push(["ask", request]);
+        const ranked = request.vector ? [["c1", 0.9]] : null;
+        const result = { question: request.question, semantic_reason: request.semantic_reason, options: request.options };
+        return { result: JSON.stringify(result), ranked, timings: { python: 5, ...(ranked ? { vectors: 1 } : {}) } };
+      },
+    });
+    return port1;
+  };
+  return { makeWorker, close: () => ports.forEach((p) => p.close()) };
+}
+
+const fakeModel = (log) => async (url) => {
+  log.push(["import", url]);
+  return { loadEmbedder: async () => {}, embed: async (text) => Float32Array.from([text.length, 0.5]) };
+};
+
+function siteFiles(manifest = MANIFEST) {
+  return {
+    "manifest.json": manifest,
+    "bundle/index.json.gz": new Uint8Array(gzipSync(Buffer.from('{"chunks": []}'))),
+    "bundle/vectors.bin.gz": new Uint8Array(gzipSync(Buffer.alloc(10, 7))),
+  };
+}
+
+test("nothing loads until asked; a question goes through the model, the worker and back", async () => {
+  const log = [];
+  const site = fakeSite(siteFiles());
+  const worker = fakeWorker(log);
+  let changes = 0;
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log), onProgress: () => changes++ });
+  try {
+    assert.deepEqual(site.requested, []);
+    assert.equal(engine.isReady(), false);
+    const run = await engine.ask("where?", { k: 5 });
+    assert.deepEqual(site.requested.sort(), ["bundle/index.json.gz", "bundle/vectors.bin.gz", "manifest.json"]);
+    assert.deepEqual(log[0], ["worker", BASE + "static/pyodide_worker.js"]);
+    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl" });
+    // the bundle reaches the worker inflated
+    assert.deepEqual(log.find((e) => e[0] === "bundle"), ["bundle", '{"chunks": []}', 10]);
+    assert.deepEqual(log.find((e) => e[0] === "import"), ["import", BASE + "static/embed.js"]);
+    const request = log.find((e) => e[0] === "ask")[1];
+    assert.deepEqual(request, { question: "where?", options: { k: 5 }, vector: [6, 0.5], semantic_reason: null });
+    assert.deepEqual(run.result.question, "where?");
+    assert.deepEqual(run.ranked, [["c1", 0.9]]);
+    assert.deepEqual(Array.from(run.vector), [6, 0.5]);
+    const t = run.result.browser_timings_ms;
+    assert.deepEqual(Object.keys(t).sort(), ["embed", "python", "query", "total", "vectors"]);
+    assert.equal(engine.isReady(), true);
+    const steps = Object.fromEntries([...engine.progress()].map(([k, v]) => [k, [v.state, v.label]]));
+    assert.deepEqual(steps, {
+      runtime: ["done", "Python runtime ready"],
+      bundle: ["done", "Index ready (1,234 chunks)"],
+      model: ["done", "Model ready"],
+    });
+    assert.ok(changes >= 6);
+    // a second question reuses everything
+    await engine.ask("again?");
+    assert.equal(site.requested.length, 3);
+    assert.equal(log.filter((e) => e[0] === "worker").length, 1);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a site without a model answers with the semantic channel's reason", async () => {
+  const log = [];
+  const site = fakeSite(siteFiles({ ...MANIFEST, model: null }));
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    const run = await engine.ask("where?");
+    assert.equal(run.vector, null);
+    assert.equal(run.result.semantic_reason, "the question model could not be loaded (this site ships no query model)");
+    assert.equal(log.filter((e) => e[0] === "import").length, 0);
+    const model = engine.progress().get("model");
+    assert.equal(model.state, "warn");
+    assert.match(model.label, /keyword and code-graph search only/);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a failed start is reported, warm-ups do not retry it, the next question does", async () => {
+  const log = [];
+  const site = fakeSite(siteFiles(), { failFirst: new Set(["bundle/index.json.gz"]) });
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    await assert.rejects(engine.ask("first"), /Could not fetch the index bundle \(http:\/\/site.test\/bundle\/index.json.gz\): Failed to fetch/);
+    const runtime = engine.progress().get("runtime");
+    assert.equal(runtime.state, "fail");
+    assert.match(runtime.detail, /Failed to fetch/);
+    const before = site.requested.length;
+    engine.warmUp();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(site.requested.length, before); // focus and typing do not hammer a broken site
+    const run = await engine.ask("second");
+    assert.equal(run.result.question, "second");
+    assert.equal(log.filter((e) => e[0] === "worker").length, 2); // the failed worker was dropped
+  } finally {
+    worker.close();
+  }
+});
+
+test("bundle files a host already inflated are used as they are; a missing one is an HTTP error", async () => {
+  const log = [];
+  const files = siteFiles();
+  files["bundle/index.json.gz"] = new TextEncoder().encode('{"plain": 1}');
+  delete files["bundle/vectors.bin.gz"];
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base: BASE, fetchFn: fakeSite(files).fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    await assert.rejects(engine.ask("q"), /Could not fetch the bundle vectors \(.*\): HTTP 404/);
+    const noVectors = fakeSite({ ...files, "manifest.json": { ...MANIFEST, bundle: { index: "index.json.gz" } } });
+    const engine2 = createEngine({ base: BASE, fetchFn: noVectors.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+    await engine2.ask("q");
+    assert.deepEqual(log.findLast((e) => e[0] === "bundle"), ["bundle", '{"plain": 1}', null]);
+  } finally {
+    worker.close();
+  }
+});

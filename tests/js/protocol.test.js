@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { bundleFiles, createClient, isGzip, serve, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
+
+function channel(handlers) {
+  const { port1, port2 } = new MessageChannel();
+  serve(port2, handlers);
+  return { port1, port2, close: () => (port1.close(), port2.close()) };
+}
+
+test("a call reaches its handler and its value comes back; errors come back as errors", async () => {
+  const ch = channel({
+    add: ({ a, b }) => a + b,
+    later: async (x) => new Promise((resolve) => setTimeout(() => resolve(x * 2), 5)),
+    broken: () => {
+      throw new Error("no such chunk");
+    },
+  });
+  const client = createClient(ch.port1);
+  try {
+    // answers are matched by id, not by order
+    const [slow, fast] = await Promise.all([client.call("later", 21), client.call("add", { a: 1, b: 2 })]);
+    assert.equal(slow, 42);
+    assert.equal(fast, 3);
+    await assert.rejects(client.call("broken"), /no such chunk/);
+    await assert.rejects(client.call("nope"), /unknown engine operation nope/);
+    await assert.rejects(client.call("toString"), /unknown engine operation toString/);
+  } finally {
+    ch.close();
+  }
+});
+
+test("ArrayBuffers are transferred, not copied", async () => {
+  const ch = channel({ size: ({ buf }) => buf.byteLength });
+  const client = createClient(ch.port1);
+  try {
+    const buf = new ArrayBuffer(16);
+    assert.equal(await client.call("size", { buf }, [buf]), 16);
+    assert.equal(buf.byteLength, 0); // detached on this side
+  } finally {
+    ch.close();
+  }
+});
+
+test("marks are forwarded to onMark and answer no call", async () => {
+  const { port1, port2 } = new MessageChannel();
+  const marks = [];
+  const client = createClient(port1, { onMark: (name, at) => marks.push([name, at]) });
+  serve(port2, { ping: () => "pong" });
+  try {
+    port2.postMessage({ mark: "core-ready", at: 123 });
+    assert.equal(await client.call("ping"), "pong");
+    assert.deepEqual(marks, [["core-ready", 123]]);
+  } finally {
+    port1.close();
+    port2.close();
+  }
+});
+
+test("a failed worker rejects pending and later calls with one error and is terminated", async () => {
+  const listeners = {};
+  let terminated = 0;
+  const fakeWorker = {
+    addEventListener: (type, fn) => (listeners[type] = fn),
+    postMessage() {},
+    terminate: () => (terminated += 1),
+  };
+  const client = createClient(fakeWorker);
+  const pending = client.call("boot", {});
+  listeners.error({ message: "SyntaxError in pyodide_worker.js", preventDefault() {} });
+  await assert.rejects(pending, /the Python worker failed \(SyntaxError in pyodide_worker.js\)/);
+  await assert.rejects(client.call("ask", {}), /the Python worker failed/);
+  client.fail(new Error("again"));
+  assert.equal(terminated, 1);
+  assert.match(client.failure.message, /SyntaxError/);
+});
+
+test("manifest: the wheel under vendor/ unless a path, the bundle's files, the model flag", () => {
+  assert.equal(wheelUrl({ wheel: "oya_core-1-py3-none-any.whl" }), "vendor/oya_core-1-py3-none-any.whl");
+  assert.equal(wheelUrl({ wheel: "wheels/x.whl" }), "wheels/x.whl");
+  assert.throws(() => wheelUrl({}), /names no core wheel/);
+  assert.deepEqual(bundleFiles({ bundle: { index: "index.json.gz", vectors: "vectors.bin.gz" } }), {
+    index: "bundle/index.json.gz",
+    vectors: "bundle/vectors.bin.gz",
+  });
+  assert.deepEqual(bundleFiles({ bundle: { path: "b", index: "i.json" } }), { index: "b/i.json", vectors: null });
+  assert.throws(() => bundleFiles({ bundle: null }), /built without an index bundle/);
+  assert.equal(shipsModel({ model: "all-MiniLM-L6-v2" }), true);
+  assert.equal(shipsModel({ model: null }), false);
+  assert.equal(shipsModel({ model: false }), false);
+});
+
+test("isGzip: the two magic bytes, nothing less", () => {
+  assert.equal(isGzip(new Uint8Array([0x1f, 0x8b, 8]).buffer), true);
+  assert.equal(isGzip(new Uint8Array([0x1f]).buffer), false);
+  assert.equal(isGzip(new Uint8Array([0x7b, 0x22]).buffer), false);
+  assert.equal(isGzip(new ArrayBuffer(0)), false);
+});

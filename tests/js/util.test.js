@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { absoluteBase, codeSpans, entryId, formatMs, markTimes, MAX_QUESTION_CHARS, questionTooLong } from "../../site_template/static/ask/util.js";
+
+test("formatMs: milliseconds below a second, seconds with one decimal above", () => {
+  assert.equal(formatMs(0), "0 ms");
+  assert.equal(formatMs(12.6), "13 ms");
+  assert.equal(formatMs(999.4), "999 ms");
+  assert.equal(formatMs(1000), "1.0 s");
+  assert.equal(formatMs(12345), "12.3 s");
+});
+
+test("codeSpans: backtick spans become code pieces, empty pieces vanish", () => {
+  assert.deepEqual(codeSpans("call `f(x)` then `g`"), [
+    { code: false, text: "call " },
+    { code: true, text: "f(x)" },
+    { code: false, text: " then " },
+    { code: true, text: "g" },
+  ]);
+  assert.deepEqual(codeSpans("`only`"), [{ code: true, text: "only" }]);
+  assert.deepEqual(codeSpans("Take ``count`` units"), [
+    { code: false, text: "Take " },
+    { code: true, text: "count" },
+    { code: false, text: " units" },
+  ]);
+  assert.deepEqual(codeSpans("no code"), [{ code: false, text: "no code" }]);
+  // an unmatched backtick opens a code piece to the end, as the old renderer did
+  assert.deepEqual(codeSpans("a `b"), [
+    { code: false, text: "a " },
+    { code: true, text: "b" },
+  ]);
+});
+
+test("questionTooLong: the core's message past the limit, null up to it", () => {
+  assert.equal(questionTooLong("x".repeat(MAX_QUESTION_CHARS)), null);
+  const msg = questionTooLong("x".repeat(60000));
+  assert.match(msg, /^The question is 60,000 characters long; the limit is 20,000: /);
+  assert.equal(questionTooLong("abcd", 3), questionTooLong("abcd", 3));
+  assert.match(questionTooLong("abcd", 3), /is 4 characters long; the limit is 3/);
+});
+
+test("entryId: time in base 36, then four random characters", () => {
+  const id = entryId(36 ** 3, () => 0.123456789);
+  assert.equal(id.slice(0, 4), "1000");
+  assert.equal(id, "1000" + (0.123456789).toString(36).slice(2, 6));
+  assert.notEqual(entryId(1, () => 0.1), entryId(1, () => 0.2));
+});
+
+test("markTimes: oya marks only, first of each name, relative to the warm-up, in time order", () => {
+  const entries = [
+    { name: "oya:engine-ready", startTime: 900 },
+    { name: "other", startTime: 5 },
+    { name: "oya:warmup", startTime: 100 },
+    { name: "oya:manifest", startTime: 150.4 },
+    { name: "oya:manifest", startTime: 700 },
+  ];
+  assert.deepEqual(markTimes(entries), [
+    ["warmup", 0],
+    ["manifest", 50],
+    ["engine-ready", 800],
+  ]);
+  assert.deepEqual(markTimes([{ name: "oya:x", startTime: 7 }]), [["x", 7]]);
+});
+
+test("absoluteBase: a folder URL ending in a slash", () => {
+  assert.equal(absoluteBase("site", "http://h/a/b.html"), "http://h/a/site/");
+  assert.equal(absoluteBase("../", "http://h/a/b/c.html"), "http://h/a/");
+  assert.equal(absoluteBase("http://x/y/", undefined), "http://x/y/");
+});

@@ -1,0 +1,223 @@
+"""The losing variants kept in bench/variants/ still run and still do what they did.
+
+They left the shipped core (docs/DECISIONS.md); ``bench/eval_quality.py`` measures them, so
+they must keep working: MMR diversity, PageRank-ordered expansion, intent-adaptive weights and
+identifier-only long queries.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+
+from core_corpus import Inventory, build_inventory, embed  # noqa: E402
+from variants.centrality import (
+    centrality_prior,  # noqa: E402
+    with_centrality,  # noqa: E402
+)
+from variants.mmr import graph_proximity, mmr_order, with_mmr  # noqa: E402
+from variants.query_plans import (  # noqa: E402
+    INTENT_WEIGHTS,
+    adaptive_plan,
+    identifiers_plan,
+    with_adaptive_weights,
+)
+
+from oya.core.graph import CodeGraph  # noqa: E402
+from oya.core.options import RetrievalOptions  # noqa: E402
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
+from oya.core.query import INTENTS, plan_query  # noqa: E402
+from oya.core.records import Edge, Node  # noqa: E402
+from oya.core.results import RetrievalResult  # noqa: E402
+from oya.core.vectors import normalize  # noqa: E402
+
+
+def node(node_id: str, centrality: float) -> Node:
+    return Node(node_id, "function", node_id, node_id, "m.py", 1, 2, centrality=centrality)
+
+
+def star() -> CodeGraph:
+    """A hub with five callees of rising centrality, and one weak edge."""
+    nodes = [node("hub", 0.5)] + [node(f"leaf{i}", i / 10) for i in range(5)] + [node("weak", 1.0)]
+    edges = [Edge("hub", f"leaf{i}", "calls", 1.0) for i in range(5)] + [Edge("hub", "weak", "calls", 0.2)]
+    return CodeGraph(nodes, edges)
+
+
+ids_st = st.lists(st.text("abcdefgh", min_size=1, max_size=3), min_size=0, max_size=12, unique=True)
+
+
+@st.composite
+def pools(draw: st.DrawFn) -> tuple[list[str], dict[str, float], dict[str, list[float]]]:
+    ids = draw(ids_st)
+    scores = {i: draw(st.floats(0.001, 1.0)) for i in ids}
+    order = sorted(ids, key=lambda i: -scores[i])
+    vecs = {i: normalize([draw(st.floats(-1, 1)) for _ in range(3)]) for i in ids}
+    return order, scores, vecs
+
+
+@settings(max_examples=80, deadline=None)
+@given(pools(), st.floats(0.0, 1.0), st.integers(1, 15))
+def test_mmr_is_a_permutation(
+    pool: tuple[list[str], dict[str, float], dict[str, list[float]]], lam: float, k: int
+) -> None:
+    order, scores, vecs = pool
+    out = mmr_order(order, scores, k=k, diversity=lam, vectors=vecs)
+    assert sorted(out) == sorted(order)
+    assert out == mmr_order(order, scores, k=k, diversity=lam, vectors=vecs)  # deterministic
+
+
+@settings(max_examples=50, deadline=None)
+@given(pools(), st.integers(1, 15))
+def test_mmr_off_keeps_the_order_and_the_best_stays_first(
+    pool: tuple[list[str], dict[str, float], dict[str, list[float]]], k: int
+) -> None:
+    order, scores, vecs = pool
+    assert mmr_order(order, scores, k=k, diversity=0.0, vectors=vecs) == order
+    if order:
+        # nothing is picked before the first, so redundancy cannot demote the best hit
+        assert mmr_order(order, scores, k=k, diversity=0.7, vectors=vecs)[0] == order[0]
+
+
+def test_mmr_demotes_a_near_duplicate() -> None:
+    scores = {"a": 1.0, "a2": 0.95, "b": 0.9}
+    vecs = {"a": [1.0, 0.0], "a2": [1.0, 0.0], "b": [0.0, 1.0]}
+    assert mmr_order(["a", "a2", "b"], scores, k=3, diversity=0.0, vectors=vecs) == ["a", "a2", "b"]
+    assert mmr_order(["a", "a2", "b"], scores, k=3, diversity=0.5, vectors=vecs) == ["a", "b", "a2"]
+
+
+def test_mmr_uses_the_graph_when_vectors_are_absent() -> None:
+    scores = {"a": 1.0, "caller": 0.95, "far": 0.9}
+    nodes = {"a": "n1", "caller": "n2", "far": "n3"}
+    adj = {"n1": ["n2"], "n2": ["n1"], "n3": []}
+    out = mmr_order(
+        ["a", "caller", "far"],
+        scores,
+        k=3,
+        diversity=0.5,
+        vectors=None,
+        nodes=nodes,
+        neighbors=lambda n: adj[n],
+    )
+    assert out == ["a", "far", "caller"]
+    assert graph_proximity("n1", "n1", frozenset()) == 1.0
+    assert graph_proximity("n1", "n2", frozenset({"n2"})) == 0.5
+    assert graph_proximity(None, "n2", frozenset({"n2"})) == 0.0
+
+
+def test_mmr_rejects_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="diversity"):
+        mmr_order(["a"], {"a": 1.0}, k=1, diversity=1.5)
+    with pytest.raises(ValueError, match="graph_weight"):
+        mmr_order(["a"], {"a": 1.0}, k=1, diversity=0.5, graph_weight=-0.1)
+    with pytest.raises(ValueError, match="file_aggregation must be one of max, decay, graph"):
+        RetrievalOptions(file_aggregation="sum")
+
+
+@pytest.fixture(scope="module")
+def inventory() -> Inventory:
+    return build_inventory()
+
+
+def run_variant(inventory: Inventory, q: str, variant: Callable[[Pipeline], Pipeline]) -> RetrievalResult:
+    return retrieve(
+        q,
+        channels=inventory.channels,
+        graph=inventory.graph,
+        corpus=inventory.corpus,
+        vector=embed(q),
+        pipeline=variant(default_pipeline(RetrievalOptions())),
+    )
+
+
+@pytest.mark.parametrize("diversity", [0.0, 0.3, 1.0])
+def test_retrieve_with_diversity_keeps_its_invariants(inventory: Inventory, diversity: float) -> None:
+    q = "how does reserving stock work"
+    base = retrieve(
+        q, channels=inventory.channels, graph=inventory.graph, corpus=inventory.corpus, vector=embed(q)
+    )
+    r = retrieve(
+        q,
+        channels=inventory.channels,
+        graph=inventory.graph,
+        corpus=inventory.corpus,
+        vector=embed(q),
+        pipeline=with_mmr(default_pipeline(RetrievalOptions()), diversity=diversity, graph_weight=0.5),
+    )
+    assert len(r.hits) == len(base.hits)
+    assert r.hits[0].chunk.id == base.hits[0].chunk.id
+    assert {h.chunk.id for h in r.hits} <= {h.chunk.id for h in base.hits} | {
+        c for f in base.files for c in f.chunks
+    } | set(inventory.corpus.chunks)
+    assert len({h.chunk.content_hash for h in r.hits}) == len(r.hits)
+
+
+LONG = (
+    "After upgrading, calling parse_quantity with an empty string crashes the whole checkout and "
+    + "the page shows nothing useful at all so we cannot tell customers what went wrong " * 5
+)
+
+
+def test_long_query_identifiers_switch() -> None:
+    on = identifiers_plan(plan_query(LONG))
+    off = plan_query(LONG)  # the shipped plan: no measured gain (bench/eval_quality.py)
+    assert on.long and off.long
+    assert set(on.lexical_tokens) <= {"parse_quantity", "parse", "quantity"}
+    assert off.lexical_tokens == off.tokens
+
+
+def test_every_intent_weighs_the_three_channels() -> None:
+    assert set(INTENT_WEIGHTS) == set(INTENTS)
+    for weights in INTENT_WEIGHTS.values():
+        assert set(weights) == {"lexical", "semantic", "graph"}
+        assert all(w > 0 for w in weights.values())
+    assert INTENT_WEIGHTS["lookup"]["lexical"] > INTENT_WEIGHTS["lookup"]["semantic"]
+    assert INTENT_WEIGHTS["conceptual"]["semantic"] > INTENT_WEIGHTS["conceptual"]["lexical"]
+
+
+def test_adaptive_plan_takes_its_intents_weights(inventory: Inventory) -> None:
+    plan = adaptive_plan(plan_query("  where is parse_quantity defined  "))
+    assert plan.intent == "lookup" and plan.weights == INTENT_WEIGHTS["lookup"]
+    assert INTENT_WEIGHTS["general"] == plan_query("x").weights  # the shipped weights: its general row
+    r = run_variant(inventory, "where is parse_quantity defined", with_adaptive_weights)
+    assert {c.name: c.weight for c in r.quality.channels if c.status == "ran"} == INTENT_WEIGHTS["lookup"]
+
+
+def test_long_bug_report_searches_its_identifiers() -> None:
+    from test_query import TRACEBACK_REPORT
+
+    from oya.core.query import LONG_QUERY_TOKENS
+
+    plan = identifiers_plan(plan_query(TRACEBACK_REPORT))
+    assert plan.intent == "debug"
+    assert plan.long and len(plan.tokens) > LONG_QUERY_TOKENS
+    assert plan.paths == ("inventory/cli.py", "inventory/service.py", "inventory/storage.py")
+    # traceback frame functions come first, then other code names in order of appearance
+    assert plan.identifiers[:3] == ("main", "reserve", "get_item")
+    for name in ("KeyError", "OutOfStockError", "InventoryService.reserve", "self.storage.get_item"):
+        assert name in plan.identifiers
+    lexical = set(plan.lexical_tokens)
+    assert {"get_item", "keyerror", "outofstockerror", "inventoryservice", "storage", "service"} <= lexical
+    # the prose is gone from the lexical query, but still in the text the semantic channel embeds
+    assert not {"upgrading", "nightly", "memory", "configuration", "urgent"} & lexical
+    assert plan.text == TRACEBACK_REPORT.strip()
+    assert len(plan.lexical_tokens) == len(set(plan.lexical_tokens))
+
+
+def test_cap_takes_the_most_central_first() -> None:
+    sub = star().expand(["hub"], hops=1, min_confidence=0.5, max_nodes=3, prior=centrality_prior)
+    assert [n.id for n in sub.nodes] == ["hub", "leaf4", "leaf3"]
+    assert sub.truncated == 3
+    assert sub.edges == tuple(sorted(sub.edges, key=lambda e: (e.source, e.target, e.kind)))
+
+
+def test_centrality_pipeline_runs(inventory: Inventory) -> None:
+    r = run_variant(inventory, "how does reserving stock work", with_centrality)
+    assert r.hits and r.quality.expanded > 0
