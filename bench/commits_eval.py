@@ -124,6 +124,21 @@ def run_queries(
         )
 
 
+def backfill_tree_rows(
+    evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path
+) -> None:
+    """Add the ``bm25-tree`` row to logged queries that lack it (it needs the tree only)."""
+    from commits_rank import bm25_tree
+
+    missing = [q for q in queries if "bm25-tree" not in done[q["id"]]["rows"]]
+    for q in missing:
+        tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
+        done[q["id"]]["rows"]["bm25-tree"] = bm25_tree(tree, q["query"])
+    if missing:
+        log.write_text("".join(json.dumps(rec) + "\n" for rec in done.values()))
+        print(f"bm25-tree row added to {len(missing)} logged queries", flush=True)
+
+
 def interleaved(queries: Sequence[dict[str, Any]], spread: bool) -> list[dict[str, Any]]:
     """Rounds over the repositories, so a run stopped early still covers every repository and
     language: oldest fix first, then (``spread``) the newest and the middle ones, or the next."""
@@ -215,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     if a.report_only:
         queries = [q for q in queries if q["id"] in done]
+        backfill_tree_rows(evalset, queries, done, log)
     else:
         run_queries(evalset, queries, done, log, a.sample == "spread")
     result = summarize(evalset, queries, done, CACHE / "preds")

@@ -5,6 +5,8 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
 
 * ``oya``: ``Searcher.search(...).files``, what ``oya search --files`` prints (k = 10), and
   ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views).
+* ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
+  skips extensions it does not know, e.g. ``.kt``, ``.php``, ``.y``).
 * ``bm25-files``: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each indexed file's whole
   text, tokenized by the core's code-aware tokenizer (camel/snake parts + whole identifiers).
 * ``bm25-chunks``: the same BM25 over Oya's chunks (title + text, the lexical channel's
@@ -151,12 +153,44 @@ def _read(path: Path) -> str:
         return ""
 
 
+TREE_MAX_BYTES = 1_000_000
+
+
+def tree_files(tree: Path) -> list[tuple[str, str]]:
+    """Every text file of a tree, whatever Oya indexes: (path, text) for files under 1 MB that
+    decode as UTF-8 and hold no NUL byte (the ``bm25-tree`` row's candidates)."""
+    out: list[tuple[str, str]] = []
+    for path in sorted(tree.rglob("*")):
+        if not path.is_file() or path.is_symlink() or path.name == ".materialize_missing":
+            continue
+        if path.stat().st_size > TREE_MAX_BYTES:
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        out.append((path.relative_to(tree).as_posix(), text))
+    return out
+
+
+def bm25_tree(tree: Path, question: str) -> list[str]:
+    """BM25 over every text file of the tree (not only what Oya indexed), whole files."""
+    files = tree_files(tree)
+    model = _bm25([tokenize(t) for _, t in files])
+    scores = _scores(model, tokenize(question))
+    return [files[i][0] for i in np.argsort(-scores, kind="stable")[:DEPTH] if scores[i] > 0]
+
+
 class IndexRankers:
     """Every row's file ranking for questions against one built index."""
 
     def __init__(self, index_dir: Path, tree: Path) -> None:
         self.searcher = Searcher.open(index_dir)
         self.corpus = load_corpus(self.searcher.index, tree)
+        self.tree = tree
 
     def close(self) -> None:
         self.searcher.index.close()
@@ -165,6 +199,7 @@ class IndexRankers:
         c = self.corpus
         out: dict[str, list[str]] = {}
         out["oya"] = [f.path for f in self.searcher.search(question, k=10).files]
+        out["bm25-tree"] = bm25_tree(self.tree, question)
         out["oya-k30"] = [f.path for f in self.searcher.search(question, k=30).files]
         tokens = tokenize(question)
         file_scores = _scores(c.file_bm25, tokens)
