@@ -361,6 +361,16 @@ def _header_findings(text: str, line: tuple[int, int]) -> list[Finding]:
 # --- entry points -----------------------------------------------------------------------
 
 
+def find_credentials(text: str) -> list[Finding]:
+    """The rules that need no language: provider tokens, private keys and passwords in URLs.
+
+    For text that is no source file, such as a rendered page: there the language-aware
+    assignment rules (``password = "..."`` in code, ``password: ...`` in data) would read
+    highlighted, escaped code as data and flag the redactor's own negatives.
+    """
+    return sorted(_token_findings(text) + _url_findings(text), key=lambda f: (f.start, -f.end))
+
+
 def find_secrets(text: str, language: str | None = None) -> list[Finding]:
     """Every secret value in ``text``, sorted by position, overlaps merged (first rule wins)."""
     low = text.lower()

@@ -9,6 +9,7 @@ from typing import Any
 import duckdb
 import pytest
 from dagster import DagsterInstance
+from secret_corpus import NEGATIVES
 
 from oya import indexing
 from oya.errors import OyaError
@@ -114,3 +115,14 @@ def test_a_secret_in_a_page_blocks_the_site(sample_repo: Path, tmp_path: Path, m
     assert "wiki_pages" in built and "wiki_site" not in built
     assert _site(tmp_path) == before
     assert not (tmp_path / "out" / "site" / "leak.html").exists()
+
+
+def test_code_that_only_looks_like_secrets_publishes(sample_repo: Path, tmp_path: Path) -> None:
+    """The redactor's negatives (code that names tokens and passwords without holding one) pass
+    both secret checks once rendered as pages: `make run` on Oya's own repository, whose redactor
+    and test corpus are full of them, once failed here."""
+    lines = [f"EXAMPLE_{i} = {text!r}  # {text}" for i, (_, text) in enumerate(NEGATIVES)]
+    (sample_repo / "lookalikes.py").write_text("\n".join(lines) + "\n")
+    checks, built = _outcome(_run(sample_repo, tmp_path))
+    assert checks["chunks_hold_no_secrets"] and checks["wiki_pages_hold_no_secrets"], checks
+    assert "wiki_site" in built
