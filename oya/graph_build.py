@@ -38,6 +38,7 @@ import builtins
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 import networkx as nx
 
@@ -70,6 +71,8 @@ def _strip_call(segment: str) -> str:
     return segment
 
 
+# a sort key over a few hundred paths, asked ~50k times per build (networkx): memoised
+@lru_cache(maxsize=1 << 16)
 def _shared_prefix(a: str, b: str) -> int:
     count = 0
     for x, y in zip(a.split("/"), b.split("/"), strict=False):
