@@ -30,7 +30,6 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -65,16 +64,6 @@ def quantize_int8(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     norms = np.sqrt((q.astype(np.float64) ** 2).sum(axis=1))
     scales = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0).astype("<f4")
     return q, scales
-
-
-def _write_vectors(blobs: list[bytes], dim: int, path: Path) -> bool:
-    """``vectors.bin``: a float32 scale per row, then the int8 rows; False (no file) when none."""
-    if not blobs or dim <= 0:
-        path.unlink(missing_ok=True)
-        return False
-    q, scales = quantize_int8(np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim))
-    path.write_bytes(_gzip(scales.astype("<f4").tobytes() + q.tobytes()))
-    return True
 
 
 def _gzip(data: bytes) -> bytes:
@@ -147,44 +136,6 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     chunks = index.all_chunks()  # ordered by (path, start_line, id)
-    chunk_pos = {c.id: i for i, c in enumerate(chunks)}
-    blobs = sorted(
-        ((chunk_pos[cid], blob) for cid, blob in index.embedding_blobs() if cid in chunk_pos),
-        key=lambda item: item[0],
-    )
-    dim = index.dim
-    vectors_file = out_dir / VECTORS_FILE
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # NumPy and zlib release the GIL: the vectors are quantized and compressed on another core
-        # while this thread builds and compresses the JSON (networkx: ~0.2 s of the step)
-        vectors = pool.submit(_write_vectors, [b for _, b in blobs], dim, vectors_file)
-        index_file, nodes, edges = _write_document(index, chunks, blobs, dim, out_dir)
-        has_vectors = vectors.result()
-    out: dict[str, str | int] = {
-        "format": BUNDLE_FORMAT,
-        "version": BUNDLE_VERSION,
-        "index": INDEX_FILE,
-        "chunks": len(chunks),
-        "nodes": len(nodes),
-        "edges": len(edges),
-        "index_bytes": index_file.stat().st_size,
-    }
-    if has_vectors:
-        out.update(
-            {
-                "vectors": VECTORS_FILE,
-                "vector_dtype": "int8",
-                "dim": dim,
-                "vectors_bytes": vectors_file.stat().st_size,
-            }
-        )
-    return out
-
-
-def _write_document(
-    index: Index, chunks: list[Any], blobs: list[tuple[int, bytes]], dim: int, out_dir: Path
-) -> tuple[Path, list[Any], list[Any]]:
-    """``index.json``: everything of the bundle but the vectors' bytes."""
     nodes, edges = graph_rows(index)
     node_ids = [n[0] for n in nodes]
     node_pos = {n: i for i, n in enumerate(node_ids)}
@@ -240,7 +191,17 @@ def _write_document(
         ),
     }
 
+    chunk_pos = {c.id: i for i, c in enumerate(chunks)}
+    blobs = sorted(
+        ((chunk_pos[cid], blob) for cid, blob in index.embedding_blobs() if cid in chunk_pos),
+        key=lambda item: item[0],
+    )
+    dim = index.dim
+    vec_bytes = b""
     if blobs and dim > 0:
+        matrix = np.frombuffer(b"".join(b for _, b in blobs), dtype="<f4").reshape(len(blobs), dim)
+        q, scales = quantize_int8(matrix)
+        vec_bytes = scales.astype("<f4").tobytes() + q.tobytes()
         doc["vectors"] = {
             "file": VECTORS_FILE,
             "dtype": "int8",
@@ -252,7 +213,31 @@ def _write_document(
         }
     else:
         doc["vectors"] = None
+
     text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     index_file = out_dir / INDEX_FILE
     index_file.write_bytes(_gzip(text.encode("utf-8")))
-    return index_file, nodes, edges
+    vectors_file = out_dir / VECTORS_FILE
+    if vec_bytes:
+        vectors_file.write_bytes(_gzip(vec_bytes))
+    else:
+        vectors_file.unlink(missing_ok=True)
+    out: dict[str, str | int] = {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "index": INDEX_FILE,
+        "chunks": len(chunks),
+        "nodes": len(nodes),
+        "edges": len(edges),
+        "index_bytes": index_file.stat().st_size,
+    }
+    if vec_bytes:
+        out.update(
+            {
+                "vectors": VECTORS_FILE,
+                "vector_dtype": "int8",
+                "dim": dim,
+                "vectors_bytes": vectors_file.stat().st_size,
+            }
+        )
+    return out
