@@ -8,7 +8,9 @@ Theory of operation:
   ``scan_stat.json`` beside the index (written aside, then swapped in), with the scan's start time.
 * The next scan takes a file from the previous index instead of reading it when all four stat
   fields are equal, the previous index holds the path with that sha256 (its text is then the
-  text that hash was taken of: reader and redaction code are the same, ``oya.reuse.reuse_key``),
+  text that hash was taken of: reader and redaction code are the same, ``oya.reuse.reuse_key``,
+  and so are the secret rules, ``oya.secret_rules``, which that key does not cover: a file's
+  sha256 records what redaction did, but a file not read again is not redacted again),
   and the file is not "racy": a file changed less than ``RACY_NS`` before the previous scan
   started may have been changed again within the same timestamp tick, so it is read (git's rule).
 * ctime cannot be set by a user (``touch -d``, ``cp -p`` and ``tar`` keep an old mtime, never an
@@ -20,6 +22,7 @@ Theory of operation:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -28,6 +31,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from oya import secret_rules
 from oya.models import SourceFile
 from oya.reuse import reuse_key
 from oya.store_previous import previous_texts
@@ -35,6 +39,14 @@ from oya.store_previous import previous_texts
 CACHE_FILE = "scan_stat.json"
 RACY_NS = 2_000_000_000
 _VERSION = 1
+
+
+def code_key(rules_source: bytes) -> str:
+    """What decides a file's accepted text: the reader and redaction code, and the secret rules."""
+    return hashlib.sha256(reuse_key().encode() + b"\0" + rules_source).hexdigest()
+
+
+_CODE_KEY = code_key(Path(str(secret_rules.__file__)).read_bytes())  # the code that runs, as reuse_key
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -55,7 +67,7 @@ class StatCache:
     def _load(self) -> tuple[dict[str, list[Any]], int]:
         try:
             data = json.loads((self.out_dir / CACHE_FILE).read_text(encoding="utf-8"))
-            ok = (data["version"], data["repo"], data["reuse_key"]) == (_VERSION, self.repo, reuse_key())
+            ok = (data["version"], data["repo"], data["code_key"]) == (_VERSION, self.repo, _CODE_KEY)
             return (dict(data["files"]), int(data["scanned_at"])) if ok else ({}, 0)
         except (OSError, ValueError, KeyError, TypeError):
             return {}, 0
@@ -87,7 +99,7 @@ class StatCache:
         data = {
             "version": _VERSION,
             "repo": self.repo,
-            "reuse_key": reuse_key(),
+            "code_key": _CODE_KEY,
             "scanned_at": self.started,
             "files": dict(sorted(self.entries.items())),
         }

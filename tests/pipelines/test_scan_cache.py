@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from oya import scan_cache
+from oya import scan_cache, secret_rules
 from oya.reader import scan_repository
 from oya.scan_cache import CACHE_FILE, StatCache
 from pipelines.build import run_build
@@ -81,4 +81,16 @@ def test_another_repository_or_no_record_reads_every_file(sample_repo: Path, tmp
     assert known.hits == 0
     (out / CACHE_FILE).write_text("{not json")
     _, known = _scan(moved, out)
+    assert known.hits == 0
+
+
+def test_a_record_made_under_other_secret_rules_is_not_used(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules decide what a file's text is after redaction; they are not in ``reuse_key``."""
+    out = _built(sample_repo, tmp_path)
+    rules = Path(str(secret_rules.__file__)).read_bytes()
+    assert scan_cache.code_key(rules) != scan_cache.code_key(rules + b"\n# one more rule\n")
+    monkeypatch.setattr(scan_cache, "_CODE_KEY", scan_cache.code_key(rules + b"\n# one more rule\n"))
+    _, known = _scan(sample_repo, out)
     assert known.hits == 0
