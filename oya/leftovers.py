@@ -22,7 +22,9 @@ from pathlib import Path
 
 # The writers' temporary names (oya.store.write_index, oya.site.build.write_wiki_site).
 INDEX_TEMP = re.compile(r"\.index\.duckdb\.[0-9a-f]{32}\.tmp(\.wal)?")
-SCAN_TEMP = re.compile(r"\.scan_stat\.json\.[0-9a-f]{32}\.tmp")  # oya.scan_cache
+SCAN_TEMP = re.compile(
+    r"\.(scan_stat|clean_chunks)\.json\.[0-9a-f]{32}\.tmp"
+)  # oya.scan_cache, oya.clean_chunks
 ROWS_TEMP = re.compile(r"\.(meta|files|skipped|chunks|nodes|edges|embeddings)\.[a-z0-9_]{8}\.ndjson")
 
 

@@ -46,7 +46,7 @@ def code_key(rules_source: bytes) -> str:
     return hashlib.sha256(reuse_key().encode() + b"\0" + rules_source).hexdigest()
 
 
-_CODE_KEY = code_key(Path(str(secret_rules.__file__)).read_bytes())  # the code that runs, as reuse_key
+CODE_KEY = code_key(Path(str(secret_rules.__file__)).read_bytes())  # the code that runs, as reuse_key
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -67,7 +67,7 @@ class StatCache:
     def _load(self) -> tuple[dict[str, list[Any]], int]:
         try:
             data = json.loads((self.out_dir / CACHE_FILE).read_text(encoding="utf-8"))
-            ok = (data["version"], data["repo"], data["code_key"]) == (_VERSION, self.repo, _CODE_KEY)
+            ok = (data["version"], data["repo"], data["code_key"]) == (_VERSION, self.repo, CODE_KEY)
             return (dict(data["files"]), int(data["scanned_at"])) if ok else ({}, 0)
         except (OSError, ValueError, KeyError, TypeError):
             return {}, 0
@@ -99,7 +99,7 @@ class StatCache:
         data = {
             "version": _VERSION,
             "repo": self.repo,
-            "code_key": _CODE_KEY,
+            "code_key": CODE_KEY,
             "scanned_at": self.started,
             "files": dict(sorted(self.entries.items())),
         }

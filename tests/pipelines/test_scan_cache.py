@@ -91,6 +91,6 @@ def test_a_record_made_under_other_secret_rules_is_not_used(
     out = _built(sample_repo, tmp_path)
     rules = Path(str(secret_rules.__file__)).read_bytes()
     assert scan_cache.code_key(rules) != scan_cache.code_key(rules + b"\n# one more rule\n")
-    monkeypatch.setattr(scan_cache, "_CODE_KEY", scan_cache.code_key(rules + b"\n# one more rule\n"))
+    monkeypatch.setattr(scan_cache, "CODE_KEY", scan_cache.code_key(rules + b"\n# one more rule\n"))
     _, known = _scan(sample_repo, out)
     assert known.hits == 0
