@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 
 from oya.core.records import Node
 from oya.models import ParsedFile
@@ -42,6 +43,8 @@ def family(path: str) -> str:
     return _FAMILIES.get(language, language)
 
 
+# a sort key over a few hundred paths, asked ~50k times per build (networkx): memoised
+@lru_cache(maxsize=1 << 16)
 def shared_prefix(a: str, b: str) -> int:
     count = 0
     for x, y in zip(a.split("/"), b.split("/"), strict=False):

@@ -21,6 +21,7 @@ from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
 from oya.reader import scan_repository
 from oya.reuse import decode_parse, encode_parse, reuse_key
+from oya.scan_cache import StatCache
 from oya.store import write_index
 from oya.store_embeddings import EmbeddingCache
 from oya.store_previous import previous_chunks, previous_parses, previous_tokens
@@ -52,8 +53,15 @@ class EmbeddingData:
     cached: int
 
 
-def scan(repo: Path, max_file_bytes: int = 1_000_000) -> ScanResult:
-    return scan_repository(repo, max_file_bytes=max_file_bytes)
+def scan(repo: Path, max_file_bytes: int = 1_000_000, out_dir: Path | None = None) -> ScanResult:
+    """The repository's files; with ``out_dir``, files whose stat is unchanged since the build
+    there are taken from its index instead of being read (``oya.scan_cache``)."""
+    if out_dir is None:
+        return scan_repository(repo, max_file_bytes=max_file_bytes)
+    known = StatCache(repo, out_dir)
+    result = scan_repository(repo, max_file_bytes=max_file_bytes, known=known)
+    known.save()
+    return result
 
 
 def _unchanged(f: SourceFile, previous: tuple[str, str, object] | None) -> bool:

@@ -22,6 +22,9 @@ from pathlib import Path
 
 # The writers' temporary names (oya.store.write_index, oya.site.build.write_wiki_site).
 INDEX_TEMP = re.compile(r"\.index\.duckdb\.[0-9a-f]{32}\.tmp(\.wal)?")
+SCAN_TEMP = re.compile(
+    r"\.(scan_stat|clean_chunks)\.json\.[0-9a-f]{32}\.tmp"
+)  # oya.scan_cache, oya.clean_chunks
 ROWS_TEMP = re.compile(r"\.(meta|files|skipped|chunks|nodes|edges|embeddings)\.[a-z0-9_]{8}\.ndjson")
 
 
@@ -69,7 +72,9 @@ def remove_leftovers(folder: Path, patterns: Iterable[re.Pattern[str]], older_th
 
 def remove_build_leftovers(out_dir: Path, site_dir: Path, older_than: float) -> list[str]:
     """Leftovers of killed builds in the index folder and beside the site folder."""
-    removed = remove_leftovers(out_dir, (INDEX_TEMP, ROWS_TEMP, site_temp(site_dir.name)), older_than)
+    removed = remove_leftovers(
+        out_dir, (INDEX_TEMP, SCAN_TEMP, ROWS_TEMP, site_temp(site_dir.name)), older_than
+    )
     if site_dir.parent != out_dir:
         removed += remove_leftovers(site_dir.parent, (site_temp(site_dir.name),), older_than)
     return removed

@@ -37,6 +37,7 @@ import re
 import stat
 import subprocess
 from pathlib import Path
+from typing import Protocol
 
 import pathspec
 
@@ -250,7 +251,38 @@ def detect_language(path: str) -> str | None:
 # --- reading one file -------------------------------------------------------------------
 
 
-def _read_file(abs_path: str, rel: str, size: int, max_file_bytes: int) -> SourceFile | SkippedFile:
+class KnownFiles(Protocol):
+    """What an earlier scan learnt (``oya.scan_cache``): a file whose ``stat`` says it is unchanged
+    is not read again; every file read is reported with the ``stat`` taken before reading it."""
+
+    def get(self, rel: str, st: os.stat_result) -> SourceFile | None: ...
+
+    def put(self, rel: str, st: os.stat_result, file: SourceFile) -> None: ...
+
+
+def _read_file(
+    abs_path: str, rel: str, st: os.stat_result, max_file_bytes: int, known: KnownFiles | None
+) -> SourceFile | SkippedFile:
+    if known is None:
+        return _read_new(abs_path, rel, st.st_size, max_file_bytes)
+    found = None if _checked_by_name_and_size(rel, st.st_size, max_file_bytes) else known.get(rel, st)
+    if found is not None:
+        return found
+    result = _read_new(abs_path, rel, st.st_size, max_file_bytes)
+    if isinstance(result, SourceFile):
+        known.put(rel, st, result)
+    return result
+
+
+def _checked_by_name_and_size(rel: str, size: int, max_file_bytes: int) -> bool:
+    """Whether the verdicts given before any byte is read (name, extension, size) skip the file."""
+    name = rel.rsplit("/", 1)[-1]
+    return (
+        bool(_SECRET_NAME_RE.match(name.lower())) or _split_ext(name) in _BINARY_EXTS or size > max_file_bytes
+    )
+
+
+def _read_new(abs_path: str, rel: str, size: int, max_file_bytes: int) -> SourceFile | SkippedFile:
     name = rel.rsplit("/", 1)[-1]
     if _SECRET_NAME_RE.match(name.lower()):
         return SkippedFile(rel, "secret", "file name looks like a secret")
@@ -359,7 +391,12 @@ def _pruned_dir(parts: list[str], max_depth: int) -> tuple[str, str, str] | None
 
 
 def _scan_git(
-    root: Path, listed: list[str], ignored: list[str], max_file_bytes: int, max_depth: int
+    root: Path,
+    listed: list[str],
+    ignored: list[str],
+    max_file_bytes: int,
+    max_depth: int,
+    known: KnownFiles | None,
 ) -> ScanResult:
     out = _Collector()
     ignored_dirs: set[str] = set()
@@ -408,7 +445,7 @@ def _scan_git(
         elif _safe_rel(rel) is None:
             out.skip(rel, "not-utf8")
         else:
-            out.add(_read_file(abs_path, rel, st.st_size, max_file_bytes))
+            out.add(_read_file(abs_path, rel, st, max_file_bytes, known))
     return out.result()
 
 
@@ -436,7 +473,7 @@ def _load_gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _scan_walk(root: Path, max_file_bytes: int, max_depth: int) -> ScanResult:
+def _scan_walk(root: Path, max_file_bytes: int, max_depth: int, known: KnownFiles | None) -> ScanResult:
     out = _Collector()
     stack: list[tuple[str, str, int, _Specs]] = [(os.fspath(root), "", 0, ())]
     while stack:
@@ -474,19 +511,22 @@ def _scan_walk(root: Path, max_file_bytes: int, max_depth: int) -> ScanResult:
                 out.skip(rel, "not-utf8")
             else:
                 try:
-                    size = entry.stat(follow_symlinks=False).st_size
+                    st = entry.stat(follow_symlinks=False)
                 except OSError as err:
                     out.skip(rel, "unreadable", err.strerror or "")
                     continue
-                out.add(_read_file(entry.path, rel, size, max_file_bytes))
+                out.add(_read_file(entry.path, rel, st, max_file_bytes, known))
     return out.result()
 
 
 # --- entry point ------------------------------------------------------------------------
 
 
-def scan_repository(root: Path, *, max_file_bytes: int = 1_000_000, max_depth: int = 40) -> ScanResult:
-    """Every file under ``root`` as a SourceFile or a SkippedFile with its reason."""
+def scan_repository(
+    root: Path, *, max_file_bytes: int = 1_000_000, max_depth: int = 40, known: KnownFiles | None = None
+) -> ScanResult:
+    """Every file under ``root`` as a SourceFile or a SkippedFile with its reason; files ``known``
+    vouches for are taken from it instead of being read."""
     root = Path(root)
     if not root.exists():
         raise RepositoryError(f"repository not found: {root}")
@@ -495,5 +535,5 @@ def scan_repository(root: Path, *, max_file_bytes: int = 1_000_000, max_depth: i
     listed = _git_ls(root, "--cached", "--others", "--exclude-standard")
     if listed is not None and not _ignored_by_enclosing_repo(root):
         ignored = _git_ls(root, "--others", "--ignored", "--exclude-standard", "--directory") or []
-        return _scan_git(root, listed, ignored, max_file_bytes, max_depth)
-    return _scan_walk(root, max_file_bytes, max_depth)
+        return _scan_git(root, listed, ignored, max_file_bytes, max_depth, known)
+    return _scan_walk(root, max_file_bytes, max_depth, known)

@@ -92,3 +92,14 @@ def previous_tokens(out_dir: Path, chunks: Sequence[Chunk]) -> dict[str, str]:
             titles = {c.id: c.title for c in chunks}
             return {str(i): str(tok) for i, t, tok in rows if titles.get(str(i)) == t}
     return {}
+
+
+def previous_texts(out_dir: Path) -> dict[str, tuple[str, str, int, str]]:
+    """Path -> (sha256, language, lines, text) of every file in the previous index."""
+    with _previous(out_dir) as con:
+        if con is None:
+            return {}
+        with contextlib.suppress(duckdb.Error):
+            rows = con.execute("SELECT path, sha256, language, n_lines, text FROM files").fetchall()
+            return {str(p): (str(h), str(lang), int(n), str(t)) for p, h, lang, n, t in rows}
+    return {}

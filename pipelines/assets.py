@@ -62,10 +62,15 @@ def source_files(
     removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
     for name in removed:
         context.log.info(f"removed {name}, left behind by an interrupted build")
-    result = indexing.scan(settings.repo, settings.max_file_bytes)
+    result = indexing.scan(settings.repo, settings.max_file_bytes, settings.out)
     skips = result.skip_counts()
-    for s in result.skipped:
-        context.log.info(f"skipped {s.path}: {s.reason}" + (f" ({s.detail})" if s.detail else ""))
+    if result.skipped:  # one log entry (a Dagster event each): not one per file
+        context.log.info(
+            f"skipped {len(result.skipped)} files:\n"
+            + "\n".join(
+                f"  {s.path}: {s.reason}" + (f" ({s.detail})" if s.detail else "") for s in result.skipped
+            )
+        )
     languages: dict[str, int] = {}
     for f in result.files:
         languages[f.language] = languages.get(f.language, 0) + 1

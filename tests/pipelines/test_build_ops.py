@@ -221,3 +221,13 @@ def test_dagster_logs_pages_written(sample_repo: Path, tmp_path: Path) -> None:
     written = [m for m in messages if m.startswith("wiki_pages: ")]
     total = result.asset_materializations_for_node("wiki_pages")[0].metadata["pages"].value
     assert written and written[-1].startswith(f"wiki_pages: {total:,}/{total:,} pages")
+
+
+def test_a_quick_step_writes_its_first_and_last_lines_only() -> None:
+    lines: list[str] = []
+    clock = _Clock()
+    log = ProgressLog("code_graph", "files", lines.append, clock=clock)
+    for done in range(0, 856):  # 855 files in 0.86 s
+        log(done, 855)
+        clock.now += 0.001
+    assert lines == ["code_graph: 0/855 files", "code_graph: 855/855 files"]
