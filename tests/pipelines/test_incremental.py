@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from oya import indexing, reuse, store_patch
+from oya import indexing, reuse, store, store_patch
 from oya.build_stats import BuildSummary
 from oya.parsing import parser_for
 from oya.reader import scan_repository
@@ -189,6 +189,33 @@ def test_a_patched_index_patched_again_equals_a_build_from_scratch(
     assert again.stats.search_index.patched["patched"] == 1
     _build(sample_repo, tmp_path / "fresh", cache)
     assert _tables(out / "index.duckdb") == _tables(tmp_path / "fresh" / "index.duckdb")
+
+
+def test_an_index_grown_by_patches_is_written_whole_again(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Patched copies keep DuckDB's freed blocks: past MAX_GROWTH times the size of the last whole
+    write, the next build writes the index whole (and records the new whole size)."""
+    monkeypatch.setattr(store_patch, "MAX_CHANGED_SHARE", 1.0)
+    utils = sample_repo / "inventory" / "utils.py"
+
+    def edit(n: int) -> None:
+        utils.write_text(utils.read_text() + f'\n\ndef added_{n}():\n    """Added."""\n    return {n}\n')
+
+    out, cache = tmp_path / "idx", tmp_path / "cache"
+    _build(sample_repo, out, cache)
+    whole = int((out / store.WHOLE_SIZE_FILE).read_text())
+    assert whole == (out / "index.duckdb").stat().st_size
+    edit(1)
+    assert _build(sample_repo, out, cache).stats.search_index.patched["patched"] == 1
+    monkeypatch.setattr(store, "MAX_GROWTH", 0.5)  # as if the file had grown past the limit
+    edit(2)
+    assert _build(sample_repo, out, cache).stats.search_index.patched == {"patched": 0}
+    assert int((out / store.WHOLE_SIZE_FILE).read_text()) == (out / "index.duckdb").stat().st_size
+    (out / store.WHOLE_SIZE_FILE).unlink()  # an index from before the record: written whole once
+    monkeypatch.setattr(store, "MAX_GROWTH", 3.0)
+    edit(3)
+    assert _build(sample_repo, out, cache).stats.search_index.patched == {"patched": 0}
 
 
 def test_an_index_from_other_code_is_not_reused(
