@@ -161,8 +161,10 @@ def write_search_index(
     embeddings: EmbeddingData,
     progress: Progress | None = None,
     report: dict[str, int] | None = None,
+    stage: bool = False,
 ) -> Path:
-    """Write the index into ``out_dir``, with the tokens of chunks the previous index already had;
+    """Write the index into ``out_dir``, patched from or with the tokens of the live previous
+    index; with ``stage`` it waits beside the live one until ``oya.store.publish_index``.
     ``report`` hears whether the previous index was patched and how many rows changed."""
     meta = {
         "repo_name": repo.resolve().name,
@@ -187,4 +189,5 @@ def write_search_index(
         tokens=lambda written: previous_tokens(out_dir, written),
         progress=progress,
         report=report,
+        stage=stage,
     )

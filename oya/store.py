@@ -49,7 +49,7 @@ from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Edge, Node
 from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
-from oya.errors import IndexCorruptError, IndexMissingError
+from oya.errors import IndexCorruptError, IndexMissingError, OyaError
 from oya.models import SkippedFile, SourceFile
 from oya.store_patch import IndexRows
 
@@ -58,6 +58,8 @@ INDEX_FILE = "index.duckdb"
 # freed (networkx: 44 MB written whole, 85 MB after one patch, 111 MB after nine), so past
 # MAX_GROWTH times that size the next build writes the index whole again, which compacts it.
 WHOLE_SIZE_FILE = "index.duckdb.whole-bytes"
+# A build's new index waits here, beside the live one, until its checks pass (``publish_index``).
+STAGED_FILE = f".{INDEX_FILE}.staged"
 MAX_GROWTH = 3.0
 SCHEMA_VERSION = "2"
 
@@ -126,8 +128,10 @@ def write_index(
     tokens: Callable[[Sequence[Chunk]], Mapping[str, str]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     report: dict[str, int] | None = None,
+    stage: bool = False,
 ) -> Path:
-    """Write the index to ``out_dir/index.duckdb`` atomically; returns its path.
+    """Write the index to ``out_dir/index.duckdb`` atomically; returns its path. With ``stage``
+    it goes to ``out_dir/STAGED_FILE`` instead and the live index stays until ``publish_index``.
 
     When the index already there was written by the same code for the same model and little
     changed, it is copied and patched (``oya.store_patch``) rather than written from nothing;
@@ -141,6 +145,7 @@ def write_index(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / INDEX_FILE
+    target = out_dir / STAGED_FILE if stage else final
     tmp = out_dir / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
     rows = IndexRows(
         files=files,
@@ -159,9 +164,9 @@ def write_index(
             report.update({"patched": int(changed is not None), **(changed or {})})
         if changed is None:
             _write_new(tmp, rows, progress)
-        os.replace(tmp, final)
+        os.replace(tmp, target)
         if changed is None:
-            (out_dir / WHOLE_SIZE_FILE).write_text(str(final.stat().st_size))
+            (out_dir / WHOLE_SIZE_FILE).write_text(str(target.stat().st_size))
         if progress:
             progress(_WRITE_STEPS, _WRITE_STEPS)
     finally:
@@ -169,6 +174,17 @@ def write_index(
             tmp.unlink()
         with contextlib.suppress(FileNotFoundError):
             Path(str(tmp) + ".wal").unlink()
+    return target
+
+
+def publish_index(out_dir: Path) -> Path:
+    """Swap the staged index (``write_index(stage=True)``) in over the live one; returns the
+    live path. One ``os.replace``: readers see the old index or the new one, never neither."""
+    final = out_dir / INDEX_FILE
+    try:
+        os.replace(out_dir / STAGED_FILE, final)
+    except OSError as exc:
+        raise OyaError(f"cannot publish the index at {final}: {exc.strerror or exc}") from exc
     return final
 
 

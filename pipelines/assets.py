@@ -24,6 +24,7 @@ from oya.core.records import Chunk
 from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
 from oya.site.build import WikiPages, render_wiki_pages, write_wiki_site
+from oya.store import INDEX_FILE, publish_index
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings, Progress
 
@@ -179,7 +180,8 @@ def chunk_embeddings(
 @asset(
     group_name=GROUP,
     partitions_def=repos_partitions,
-    description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index.",
+    description="The DuckDB index: files, chunks, embeddings, nodes, edges, full-text index. "
+    "Staged beside the live index; published once the checks passed (wiki_site, or oya build).",
 )
 def search_index(
     context: AssetExecutionContext,
@@ -202,9 +204,10 @@ def search_index(
         chunk_embeddings,
         progress=progress.reporter(context, "search_index", "tables written"),
         report=written,
+        stage=True,  # published after the checks (wiki_site, or oya build without a site)
     )
     stats = SearchIndexStats(
-        path=str(path),
+        path=str(settings.out / INDEX_FILE),  # where it is published; the value is the staged file
         bytes=path.stat().st_size,
         chunks=len(chunks),
         patched=written,  # the previous index patched (rows per table), or written anew
@@ -228,7 +231,7 @@ def wiki_pages(
     t0 = time.perf_counter()
     progress.update("wiki_pages", 0, 1)
     pages = render_wiki_pages(
-        Path(search_index).parent,
+        Path(search_index),  # the staged index
         settings.site,  # pages whose inputs did not change are taken from the existing site
         progress=progress.reporter(context, "wiki_pages", "pages"),
     )
@@ -239,7 +242,8 @@ def wiki_pages(
 @asset(
     group_name=GROUP,
     partitions_def=repos_partitions,
-    description="The static wiki folder: pages, Ask-panel runtime, model, core wheel, bundle.",
+    description="The static wiki folder: pages, Ask-panel runtime, model, core wheel, bundle. "
+    "Swaps the site in, then the staged index: the publish step, after every blocking check.",
 )
 def wiki_site(
     settings: ResourceParam[OyaSettings],
@@ -251,11 +255,13 @@ def wiki_site(
     progress.update("wiki_site", 0, 1)
     report = write_wiki_site(
         wiki_pages,
-        Path(search_index).parent,
+        Path(search_index),
         settings.site,
         with_runtime=settings.site_runtime,
         cache=settings.cache,
     )
+    # the site first: a site that fails to swap in leaves the old index live beside the old site
+    publish_index(settings.out)
     stats = WikiSiteStats(
         path=str(settings.site),
         pages=int(report["pages"]),

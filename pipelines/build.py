@@ -27,7 +27,7 @@ from rich.progress import (
 
 from oya.build_stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
 from oya.errors import OyaError
-from oya.store import Index
+from oya.store import Index, publish_index
 
 LOG_FILE = "build.log"
 
@@ -103,8 +103,10 @@ def run_build(
             raise_on_error=False,
         )
     log_path = write_log(instance, result.run_id, settings.out / LOG_FILE)
-    if not result.success:
+    if not result.success:  # the staged index (if any) stays unpublished; the next build removes it
         raise OyaError(f"{_failure_message(result)} (log: {log_path})")
+    if not with_site:  # no wiki_site step to publish it: every blocking check has passed here
+        publish_index(settings.out)
     seconds = time.perf_counter() - t0
 
     def stats(record: type[AssetStats]) -> AssetStats | None:  # None: not run (the site's, alone)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,19 @@ def _oya(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 # -- one-line failures ------------------------------------------------------------------------------
-def test_a_failed_step_is_one_line_with_the_log_path(sample_repo: Path, tmp_path: Path) -> None:
+def _unstageable(tmp_path: Path) -> Path:
+    """An index folder where the new index cannot be staged, so search_index fails: a folder
+    where the staged file goes, dated in the future so that the leftover cleanup keeps it."""
     out = tmp_path / "out"
-    (out / "index.duckdb").mkdir(parents=True)  # the index cannot be swapped in: search_index fails
+    staged = out / ".index.duckdb.staged"
+    (staged / "x").mkdir(parents=True)
+    for path in (staged / "x", staged):
+        os.utime(path, (time.time() + 3600, time.time() + 3600))
+    return out
+
+
+def test_a_failed_step_is_one_line_with_the_log_path(sample_repo: Path, tmp_path: Path) -> None:
+    out = _unstageable(tmp_path)
     for flags in (["-q"], []):
         done = _oya("build", str(sample_repo), "--out", str(out), "--embedder", "hashing", *flags)
         assert done.returncode == 1
@@ -45,17 +56,16 @@ def test_a_failed_step_is_one_line_with_the_log_path(sample_repo: Path, tmp_path
         assert lines[0].endswith(f"(log: {out / 'build.log'})")
     log = (out / "build.log").read_text()
     assert "STEP_FAILURE" in log or "Traceback" in log or 'File "' in log
-    assert "os.replace(tmp, final)" in log  # the stack trace is in the log
+    assert "os.replace(tmp, target)" in log  # the stack trace is in the log
 
 
 def test_oya_debug_prints_the_trace(sample_repo: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    (out / "index.duckdb").mkdir(parents=True)
+    out = _unstageable(tmp_path)
     done = _oya(
         "build", str(sample_repo), "--out", str(out), "--embedder", "hashing", "-q", env={"OYA_DEBUG": "1"}
     )
     assert done.returncode == 1
-    assert "os.replace(tmp, final)" in done.stderr and len(done.stderr.splitlines()) > 10
+    assert "os.replace(tmp, target)" in done.stderr and len(done.stderr.splitlines()) > 10
 
 
 def test_an_output_folder_that_cannot_be_made_is_one_line(sample_repo: Path, tmp_path: Path) -> None:
@@ -113,6 +123,19 @@ def _big_repo(root: Path, files: int = 120, functions: int = 40) -> Path:
     return root
 
 
+def kill_when(proc: subprocess.Popen[bytes], seen: Callable[[], bool], seconds: float = 240) -> None:
+    """SIGKILL ``proc`` as soon as ``seen()``; fails when it ended before that."""
+    deadline = time.time() + seconds
+    try:
+        while time.time() < deadline and proc.poll() is None and not seen():
+            time.sleep(0.005)
+        assert proc.poll() is None, "the build ended before the point where it was to be killed"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.slow  # a real build of 4,800 functions, killed while it writes the index
 def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
     repo, out, cache = _big_repo(tmp_path / "repo"), tmp_path / "out", tmp_path / "cache"
@@ -123,17 +146,7 @@ def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.time() + 240
-    try:
-        while time.time() < deadline and proc.poll() is None:
-            if out.is_dir() and any(p.name.endswith(".tmp") for p in out.iterdir()):
-                break
-            time.sleep(0.005)
-        assert proc.poll() is None, "the build ended before it wrote its temporary index"
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
+    kill_when(proc, lambda: out.is_dir() and any(p.name.endswith(".tmp") for p in out.iterdir()))
     left = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
     assert any(name.endswith(".tmp") for name in left), left
     assert not (out / "index.duckdb").exists()
