@@ -3,7 +3,7 @@
 Theory of operation:
 
 * Both writers write aside and swap: the index goes to ``.index.duckdb.<uuid>.tmp`` (DuckDB adds
-  ``.wal``) with its rows staged in ``.<table>.<random>.ndjson``, then waits as ``.index.duckdb.staged``
+  ``.wal``) with its rows staged in ``.<table>.<random>.ndjson``, then waits as ``.index.duckdb.<uuid>.staged``
   until the checks pass and the publish step swaps it in (a failed check leaves it there too); the site goes to
   ``.<site>.new-<token>`` and the old site waits in ``.<site>.old-<token>`` until the new one is in
   place. A build that finishes or fails removes its own; a build that is killed (SIGKILL, power
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 # The writers' temporary names (oya.store.write_index, oya.site.build.write_wiki_site).
-INDEX_TEMP = re.compile(r"\.index\.duckdb\.([0-9a-f]{32}\.tmp|staged)(\.wal)?")
+INDEX_TEMP = re.compile(r"\.index\.duckdb\.[0-9a-f]{32}\.(tmp|staged)(\.wal)?")
 SCAN_TEMP = re.compile(
     r"\.(scan_stat|clean_chunks)\.json\.[0-9a-f]{32}\.tmp"
 )  # oya.scan_cache, oya.clean_chunks

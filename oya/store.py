@@ -58,8 +58,7 @@ INDEX_FILE = "index.duckdb"
 # freed (networkx: 44 MB written whole, 85 MB after one patch, 111 MB after nine), so past
 # MAX_GROWTH times that size the next build writes the index whole again, which compacts it.
 WHOLE_SIZE_FILE = "index.duckdb.whole-bytes"
-# A build's new index waits here, beside the live one, until its checks pass (``publish_index``).
-STAGED_FILE = f".{INDEX_FILE}.staged"
+STAGED_SUFFIX = ".staged"  # a build's new index, beside the live one until its checks pass
 MAX_GROWTH = 3.0
 SCHEMA_VERSION = "2"
 
@@ -131,7 +130,8 @@ def write_index(
     stage: bool = False,
 ) -> Path:
     """Write the index to ``out_dir/index.duckdb`` atomically; returns its path. With ``stage``
-    it goes to ``out_dir/STAGED_FILE`` instead and the live index stays until ``publish_index``.
+    it goes to ``out_dir/.index.duckdb.<uuid>.staged`` instead and the live index stays until
+    ``publish_index``.
 
     When the index already there was written by the same code for the same model and little
     changed, it is copied and patched (``oya.store_patch``) rather than written from nothing;
@@ -145,8 +145,9 @@ def write_index(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / INDEX_FILE
-    target = out_dir / STAGED_FILE if stage else final
     tmp = out_dir / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
+    # one name per build: two builds of one folder never check or publish each other's index
+    target = tmp.with_suffix(STAGED_SUFFIX) if stage else final
     rows = IndexRows(
         files=files,
         skipped=skipped,
@@ -177,12 +178,12 @@ def write_index(
     return target
 
 
-def publish_index(out_dir: Path) -> Path:
-    """Swap the staged index (``write_index(stage=True)``) in over the live one; returns the
-    live path. One ``os.replace``: readers see the old index or the new one, never neither."""
-    final = out_dir / INDEX_FILE
+def publish_index(staged: Path) -> Path:
+    """Swap a staged index (``write_index(stage=True)``) in over the live one beside it; returns
+    the live path. One ``os.replace``: readers see the old index or the new one, never neither."""
+    final = staged.parent / INDEX_FILE
     try:
-        os.replace(out_dir / STAGED_FILE, final)
+        os.replace(staged, final)
     except OSError as exc:
         raise OyaError(f"cannot publish the index at {final}: {exc.strerror or exc}") from exc
     return final

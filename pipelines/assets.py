@@ -261,7 +261,7 @@ def wiki_site(
         cache=settings.cache,
     )
     # the site first: a site that fails to swap in leaves the old index live beside the old site
-    publish_index(settings.out)
+    publish_index(Path(search_index))
     stats = WikiSiteStats(
         path=str(settings.site),
         pages=int(report["pages"]),

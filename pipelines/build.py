@@ -106,7 +106,7 @@ def run_build(
     if not result.success:  # the staged index (if any) stays unpublished; the next build removes it
         raise OyaError(f"{_failure_message(result)} (log: {log_path})")
     if not with_site:  # no wiki_site step to publish it: every blocking check has passed here
-        publish_index(settings.out)
+        publish_index(Path(result.output_for_node("search_index")))
     seconds = time.perf_counter() - t0
 
     def stats(record: type[AssetStats]) -> AssetStats | None:  # None: not run (the site's, alone)

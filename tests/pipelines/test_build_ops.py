@@ -35,13 +35,10 @@ def _oya(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 # -- one-line failures ------------------------------------------------------------------------------
 def _unstageable(tmp_path: Path) -> Path:
-    """An index folder where the new index cannot be staged, so search_index fails: a folder
-    where the staged file goes, dated in the future so that the leftover cleanup keeps it."""
+    """An index folder where search_index fails: a folder where it records the size of an index
+    written whole."""
     out = tmp_path / "out"
-    staged = out / ".index.duckdb.staged"
-    (staged / "x").mkdir(parents=True)
-    for path in (staged / "x", staged):
-        os.utime(path, (time.time() + 3600, time.time() + 3600))
+    (out / "index.duckdb.whole-bytes").mkdir(parents=True)
     return out
 
 
@@ -56,7 +53,7 @@ def test_a_failed_step_is_one_line_with_the_log_path(sample_repo: Path, tmp_path
         assert lines[0].endswith(f"(log: {out / 'build.log'})")
     log = (out / "build.log").read_text()
     assert "STEP_FAILURE" in log or "Traceback" in log or 'File "' in log
-    assert "os.replace(tmp, target)" in log  # the stack trace is in the log
+    assert "(out_dir / WHOLE_SIZE_FILE).write_text" in log  # the stack trace is in the log
 
 
 def test_oya_debug_prints_the_trace(sample_repo: Path, tmp_path: Path) -> None:
@@ -65,7 +62,7 @@ def test_oya_debug_prints_the_trace(sample_repo: Path, tmp_path: Path) -> None:
         "build", str(sample_repo), "--out", str(out), "--embedder", "hashing", "-q", env={"OYA_DEBUG": "1"}
     )
     assert done.returncode == 1
-    assert "os.replace(tmp, target)" in done.stderr and len(done.stderr.splitlines()) > 10
+    assert "(out_dir / WHOLE_SIZE_FILE).write_text" in done.stderr and len(done.stderr.splitlines()) > 10
 
 
 def test_an_output_folder_that_cannot_be_made_is_one_line(sample_repo: Path, tmp_path: Path) -> None:
