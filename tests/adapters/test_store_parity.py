@@ -30,7 +30,15 @@ from oya.graph_build import build_graph
 from oya.models import SkippedFile, SourceFile
 from oya.parsing import parser_for
 from oya.reader import scan_repository
-from oya.store import INDEX_FILE, DuckBM25Channel, Index, MatrixVectorChannel, chunk_tokens, write_index
+from oya.store import (
+    INDEX_FILE,
+    WHOLE_SIZE_FILE,
+    DuckBM25Channel,
+    Index,
+    MatrixVectorChannel,
+    chunk_tokens,
+    write_index,
+)
 
 SAMPLE_REPO = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 DIM = 48
@@ -352,7 +360,9 @@ def small_index(out: Path, marker: str, embeddings: dict[str, object] | None = N
 
 
 def assert_intact(out: Path, marker: str) -> None:
-    assert sorted(p.name for p in out.iterdir()) == [INDEX_FILE], "temporary files were left behind"
+    # the index and the record of its size when written whole (oya.store.WHOLE_SIZE_FILE), nothing else
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([INDEX_FILE, WHOLE_SIZE_FILE]), f"temporary files were left behind: {names}"
     with Index(out) as idx:
         assert idx.meta["marker"] == marker
         assert [c.title for c in idx.all_chunks()] == [marker]

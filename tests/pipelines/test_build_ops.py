@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from oya.leftovers import remove_build_leftovers
+from oya.leftovers import INDEX_TEMP, remove_build_leftovers
 from oya.progress import ProgressLog, format_duration
 from oya.store import Index
 from pipelines.build import run_build
@@ -143,9 +143,11 @@ def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    kill_when(proc, lambda: out.is_dir() and any(p.name.endswith(".tmp") for p in out.iterdir()))
+    # killed while the index is being written (not while a small record such as the scan's
+    # `.scan_stat.json.<id>.tmp` is: that one is renamed within microseconds, and the kill can miss it)
+    kill_when(proc, lambda: out.is_dir() and any(INDEX_TEMP.fullmatch(p.name) for p in out.iterdir()))
     left = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
-    assert any(name.endswith(".tmp") for name in left), left
+    assert any(INDEX_TEMP.fullmatch(name) for name in left), left
     assert not (out / "index.duckdb").exists()
 
     summary = run_build(repo, out, embedder="hashing", cache_dir=cache)
