@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from functools import partial
 
-from oya.core import filters, stages
+from oya.core import filters
 from oya.core.pipeline import Pipeline
 from oya.core.stages import Candidates, Query
 
@@ -32,7 +32,7 @@ def old_is_test_path(path: str) -> bool:
 
 
 def _old_reweigh(q: Query, c: Candidates, *, test_weight: float, semantic_lead: float) -> Candidates:
-    """``stages.reweigh`` with the old test rules (the core functions it calls, swapped for the call)."""
+    """``stages.reweigh`` with the old test rules."""
     fused = list(c.fused)
     weigh = test_weight < 1.0 and _TEST_WORD.search(q.question) is None
     paths = q.corpus.chunk_paths()
@@ -42,19 +42,13 @@ def _old_reweigh(q: Query, c: Candidates, *, test_weight: float, semantic_lead: 
             for f in fused
         ]
         fused.sort(key=lambda f: (-f.score, f.id))
-    if semantic_lead > 0 and fused:
-        saved = filters.is_test_path
-        filters.is_test_path = old_is_test_path  # the clear-winner rule skips test code by the old rule
-        try:
-            fused = filters.promote_clear_winner(
-                fused,
-                c.rankings.get("semantic", []),
-                c.scores.get("semantic", {}),
-                semantic_lead,
-                paths if weigh else None,
-            )
-        finally:
-            filters.is_test_path = saved
+    semantic = c.rankings.get("semantic", [])
+    # the clear-winner rule skipped test code by the old rule
+    skip = weigh and bool(semantic) and old_is_test_path(paths.get(semantic[0], ""))
+    if semantic_lead > 0 and fused and not skip:
+        fused = filters.promote_clear_winner(
+            fused, semantic, c.scores.get("semantic", {}), semantic_lead, None
+        )
     return replace(c, fused=tuple(fused))
 
 
@@ -68,6 +62,3 @@ def without_kinds(pipeline: Pipeline) -> Pipeline:
     return pipeline.replaced("kinds", _keep).replaced(
         "reweigh", partial(_old_reweigh, test_weight=o.test_weight, semantic_lead=o.semantic_lead)
     )
-
-
-__all__ = ["old_is_test_path", "stages", "without_kinds"]
