@@ -4,7 +4,8 @@ Everything here reads a finished Oya index (chunks, their tokens, their vectors)
 it was built from; nothing is written. One ``IndexRankers`` per (repository, commit):
 
 * ``oya``: ``Searcher.search(...).files``, what ``oya search --files`` prints (k = 10), and
-  ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views).
+  ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views), and
+  ``oya-nokinds`` (k = 10, the pipeline before the file-kind prior: ``variants.no_kinds``).
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
   skips extensions it does not know, e.g. ``.kt``, ``.php``, ``.y``).
 * ``bm25-files``: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each indexed file's whole
@@ -25,14 +26,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import bm25s
 import numpy as np
+from variants.no_kinds import without_kinds
 
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import default_pipeline, retrieve
+from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
-from oya.searcher import Searcher
+from oya.searcher import Searcher, index_channels
 from oya.store import Index
 
 RRF_K = 10
@@ -195,10 +200,26 @@ class IndexRankers:
     def close(self) -> None:
         self.searcher.index.close()
 
+    def _search_before(self, question: str) -> RetrievalResult:
+        """Oya's ranking before the file-kind prior (``variants.no_kinds``), k = 10."""
+        vector, reason = self.searcher.embed_query(question)
+        opts = replace(RetrievalOptions(), k=10)
+        return retrieve(
+            question,
+            channels=index_channels(
+                self.searcher.index, reason if vector is None else "", self.searcher.backends
+            ),
+            graph=self.searcher.index.graph,
+            corpus=self.searcher.index,
+            vector=vector,
+            pipeline=without_kinds(default_pipeline(opts)),
+        )
+
     def rank(self, question: str) -> dict[str, list[str]]:
         c = self.corpus
         out: dict[str, list[str]] = {}
         out["oya"] = [f.path for f in self.searcher.search(question, k=10).files]
+        out["oya-nokinds"] = [f.path for f in self._search_before(question).files]
         out["bm25-tree"] = bm25_tree(self.tree, question)
         out["oya-k30"] = [f.path for f in self.searcher.search(question, k=30).files]
         tokens = tokenize(question)

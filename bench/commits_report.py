@@ -17,7 +17,7 @@ VIEWS = {
     "prior-subject": "as prior, but only the question's first line can ask for a kind",
     "prior-always": "tests/docs/change logs/templates moved after the rest whatever the question says",
 }
-MAIN_ROWS = ("oya", "bm25-tree", "bm25-files", "bm25-chunks", "embedding")
+MAIN_ROWS = ("oya", "oya-nokinds", "bm25-tree", "bm25-files", "bm25-chunks", "embedding")
 COLS = ("R@1", "R@5", "R@10", "Acc@5", "MRR")
 
 

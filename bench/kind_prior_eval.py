@@ -1,13 +1,15 @@
 """The file-kind prior (issue 16 item 7) on the project's own eval (bench/eval_quality.py's queries).
 
+The shipped pipeline (with the ``kinds`` stage, ``after``) against the same pipeline before it
+(``variants.no_kinds``: no stage, the old test rules; ``before``), and the prior of
+``bench/file_kinds.py`` on the whole question applied after the ranking (``whole question``).
+
 Usage: ``.venv/bin/python bench/kind_prior_eval.py`` (prints a table, writes
 bench/results/kind_prior_eval.{json,md}).
 
-Same projects, samples and seed as eval_quality.py; the file ranking is ``RetrievalOptions()``
-(the defaults, k = 10), then the prior of ``bench/file_kinds.py`` is applied to that list:
-files of kind test/doc/changelog/template the question does not ask about move after the rest.
-Reported per task (code: docstring line -> its file; prose: docs paragraph -> the files defining
-the names it mentions): file R@1/R@5/R@10/MRR with and without the prior, the difference with a
+Same projects, samples and seed as eval_quality.py; the options are ``RetrievalOptions()``
+(the defaults, k = 10). Reported per task (code: docstring line -> its file; prose: docs paragraph -> the files defining
+the names it mentions): file R@1/R@5/R@10/MRR per variant, each difference to ``before`` with a
 95% paired-bootstrap interval over queries (the eval's noise), and the share of top-5 slots taken
 by docs/change logs/templates and by tests.
 """
@@ -27,14 +29,16 @@ from eval.metrics import summarize_ranks  # noqa: E402
 from eval.project import MemoChannel, load_project  # noqa: E402
 from eval_quality import HOLDOUT, PROJECTS  # noqa: E402
 from file_kinds import NON_CODE, kind_prior, slot_shares  # noqa: E402
+from variants.no_kinds import without_kinds  # noqa: E402
 
 from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import retrieve  # noqa: E402
+from oya.core.pipeline import default_pipeline, retrieve  # noqa: E402
 from oya.core.vectors import decode_f32  # noqa: E402
 from oya.embed import make_embedder  # noqa: E402
 from oya.searcher import index_channels  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+VARIANTS = ("before", "after", "whole question")
 METRICS = ("R@1", "R@5", "R@10", "MRR")
 
 
@@ -58,7 +62,8 @@ def bootstrap(a: list[int | None], b: list[int | None], metric: str, n: int = 20
 
 def run(projects: list[str], n_code: int, n_prose: int, seed: int) -> dict[str, Any]:
     embedder = make_embedder("minilm")
-    opts = RetrievalOptions()
+    after = default_pipeline(RetrievalOptions())
+    before = without_kinds(after)
     ranks: dict[str, dict[str, list[int | None]]] = {}
     shares: dict[str, dict[str, list[dict[str, float]]]] = {}
     for spec in projects:
@@ -69,32 +74,37 @@ def run(projects: list[str], n_code: int, n_prose: int, seed: int) -> dict[str, 
             texts = [q.query for q in queries]
             vectors = [list(decode_f32(b)) for b in embedder.embed(texts)] if texts else []
             for q, vec in zip(queries, vectors, strict=True):
-                r = retrieve(
-                    q.query,
-                    channels=channels,
-                    graph=project.index.graph,
-                    corpus=project.index,
-                    vector=vec,
-                    options=opts,
-                )
                 want = {q.path} if task == "code" else set(q.files)  # type: ignore[union-attr]
-                base = [f.path for f in r.files]
-                for variant, files in (("default", base), ("prior", kind_prior(base, q.query))):
+                got = {}
+                for variant, pipe in (("before", before), ("after", after)):
+                    r = retrieve(
+                        q.query,
+                        channels=channels,
+                        graph=project.index.graph,
+                        corpus=project.index,
+                        vector=vec,
+                        pipeline=pipe,
+                    )
+                    got[variant] = [f.path for f in r.files]
+                got["whole question"] = kind_prior(got["before"], q.query)
+                for variant, files in got.items():
                     ranks.setdefault(f"{task}/{variant}", []).append(first_rank(files, want))
                     shares.setdefault(f"{task}/{variant}", []).append(slot_shares(files, 5))
         project.index.close()
     out: dict[str, Any] = {"projects": projects, "tasks": {}}
     for task in ("code", "prose"):
-        a, b = ranks[f"{task}/default"], ranks[f"{task}/prior"]
+        a = ranks[f"{task}/before"]
         row: dict[str, Any] = {"n": len(a)}
-        for variant, rs in (("default", a), ("prior", b)):
+        for variant in VARIANTS:
             s = shares[f"{task}/{variant}"]
             row[variant] = {
-                **summarize_ranks(rs),
+                **summarize_ranks(ranks[f"{task}/{variant}"]),
                 "top5_noncode": sum(sum(x[k] for k in NON_CODE) for x in s) / max(len(s), 1),
                 "top5_test": sum(x["test"] for x in s) / max(len(s), 1),
             }
-        row["delta_ci95"] = {m: bootstrap(a, b, m) for m in METRICS}
+        row["delta_ci95"] = {
+            v: {m: bootstrap(a, ranks[f"{task}/{v}"], m) for m in METRICS} for v in VARIANTS[1:]
+        }
         out["tasks"][task] = row
     return out
 
@@ -107,19 +117,19 @@ def render(res: dict[str, Any]) -> str:
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for task, row in res["tasks"].items():
-        for variant in ("default", "prior"):
+        for variant in VARIANTS:
             m = row[variant]
             lines.append(
                 f"| {task} | {row['n']} | {variant} | "
                 + " | ".join(f"{100 * m[k]:.1f}" for k in ("R@1", "R@5", "R@10"))
                 + f" | {m['MRR']:.3f} | {100 * m['top5_noncode']:.1f} % | {100 * m['top5_test']:.1f} % |"
             )
-        ci = row["delta_ci95"]
-        lines.append(
-            f"| {task} | | prior − default, 95% CI | "
-            + " | ".join(f"[{100 * ci[k][0]:+.1f}, {100 * ci[k][1]:+.1f}]" for k in METRICS)
-            + " | | |"
-        )
+        for v, ci in row["delta_ci95"].items():
+            lines.append(
+                f"| {task} | | {v} − before, 95% CI | "
+                + " | ".join(f"[{100 * ci[k][0]:+.1f}, {100 * ci[k][1]:+.1f}]" for k in METRICS)
+                + " | | |"
+            )
     return "\n".join(lines) + "\n"
 
 

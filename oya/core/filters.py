@@ -10,29 +10,11 @@
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from oya.core.fusion import Fused
-
-_TEST_WORD = re.compile(r"\btest(s|ing|ed)?\b|\bpytest\b|\bunittest\b|\bfixtures?\b", re.IGNORECASE)
-
-
-def is_test_path(path: str) -> bool:
-    """Test code by the usual conventions: a tests/ or test/ folder, test_*.py, *_test.py, conftest.py."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        any(p in ("tests", "test", "testing") for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith(("_test.py", "_tests.py"))
-        or name == "conftest.py"
-    )
-
-
-def mentions_tests(question: str) -> bool:
-    return _TEST_WORD.search(question) is not None
+from oya.core.kinds import is_test_path
 
 
 def promote_clear_winner(

@@ -1,4 +1,4 @@
-"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> cap -> expand -> pack.
+"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> kinds -> cap -> expand -> pack.
 
 Theory of operation:
 
@@ -37,6 +37,7 @@ from oya.core.stages import (
     expand,
     fuse_rankings,
     gather,
+    order_kinds,
     pack,
     rank_candidate_files,
     reweigh,
@@ -99,6 +100,7 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
                 top_n=DECAY_CHUNKS,
             ),
         ),
+        ("kinds", order_kinds),
         ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
         ("expand", expand_stage(o, uniform_prior)),
         ("pack", partial(pack, budget=o.context_budget, diagram_budget=o.diagram_budget)),

@@ -4,6 +4,8 @@ In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters
 options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF);
 ``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
 content once among the fused pool; ``rank_candidate_files`` ranks files from that pool;
+``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
+question's first line asks for them;
 ``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
 follows the code graph from the top hits; ``pack`` fits diagram and snippets into the budget.
 Each stage reads only the fields earlier stages filled, so each can be run and tested alone.
@@ -17,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from oya.core.channels import Channel, ChannelUnavailable, Corpus
 from oya.core.context import build_context
 from oya.core.files import rank_files
-from oya.core.filters import mentions_tests, promote_clear_winner, weigh_tests
+from oya.core.filters import promote_clear_winner, weigh_tests
 from oya.core.fusion import Fused, fuse
 from oya.core.graph import CodeGraph, Subgraph
+from oya.core.kinds import code_first, first_line, mentions_tests
 from oya.core.query import QueryPlan
 from oya.core.records import Node
 from oya.core.results import ChannelReport, Context, FileHit, Hit
@@ -142,6 +145,16 @@ def rank_candidate_files(
     """Files ranked from the whole candidate pool (before the per-file cap)."""
     files = rank_files(c.pool, mode=mode, graph=q.graph, min_confidence=min_confidence, top_n=top_n)
     return replace(c, files=tuple(files))
+
+
+def order_kinds(q: Query, c: Candidates) -> Candidates:
+    """The ranked files with tests, docs, change logs and templates after the code files, unless
+    the question's first line asks for that kind (a fix description asks for code; issue 16)."""
+    return replace(c, files=tuple(code_first(c.files, _path, first_line(q.question))))
+
+
+def _path(f: FileHit) -> str:
+    return f.path
 
 
 def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:

@@ -266,7 +266,7 @@ def test_timings_and_determinism(inventory: Inventory) -> None:
         vector=embed("format money"),
         clock=lambda: float(next(ticks)),
     )
-    stages = {"gather", "fuse", "reweigh", "dedup", "files", "cap", "expand", "pack"}
+    stages = {"gather", "fuse", "reweigh", "dedup", "files", "kinds", "cap", "expand", "pack"}
     assert set(result.timings_ms) == {"lexical", "semantic", "graph", "total"} | stages
     again = run(inventory, "format money")
     assert [h.chunk.id for h in again.hits] == [h.chunk.id for h in run(inventory, "format money").hits]
@@ -373,13 +373,13 @@ def test_memory_corpus(inventory: Inventory) -> None:
     ],
 )
 def test_is_test_path(path: str, is_test: bool) -> None:
-    from oya.core.filters import is_test_path
+    from oya.core.kinds import is_test_path
 
     assert is_test_path(path) is is_test
 
 
 def test_tests_rank_below_the_code_they_test_unless_asked_for() -> None:
-    from oya.core.filters import mentions_tests
+    from oya.core.kinds import mentions_tests
 
     impl_text = "def reserve_stock(item, count):\n    item.stock -= count\n    return item"
     test_text = "def test_reserve_stock():\n    item = reserve_stock(Item(), 2)\n    assert item.stock == 0"

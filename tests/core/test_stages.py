@@ -16,7 +16,7 @@ from oya.core.graph import uniform_prior
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, run
 from oya.core.query import plan_query
-from oya.core.results import Hit
+from oya.core.results import FileHit, Hit
 from oya.core.stages import Candidates, Query
 
 WEIGHTS = {"lexical": 1.0, "semantic": 1.0, "graph": 0.8}
@@ -119,6 +119,25 @@ def test_rank_candidate_files_ranks_the_pool(inventory: Inventory) -> None:
     assert decay.files[0].score == pytest.approx(1.0 + 0.5 / 2)
 
 
+def _files(*paths: str) -> tuple[FileHit, ...]:
+    return tuple(FileHit(p, 1.0 / (i + 1), ()) for i, p in enumerate(paths))
+
+
+def test_order_kinds_puts_code_files_first_unless_the_first_line_asks(inventory: Inventory) -> None:
+    files = _files("CHANGELOG.md", "tests/test_store.py", "docs/guide.md", "shop/store.py", "shop/money.py")
+    c = replace(start(), files=files)
+    fix = stages.order_kinds(query(inventory, "reserve fails on an empty stock"), c)
+    assert [f.path for f in fix.files] == [
+        "shop/store.py", "shop/money.py", "CHANGELOG.md", "tests/test_store.py", "docs/guide.md",
+    ]  # fmt: skip
+    assert fix.files[0] is files[3]  # the records move, their scores stay
+    asked = stages.order_kinds(query(inventory, "tests for reserve fail\n\nsee the docs"), c)
+    # the subject asks for tests (they keep their place); the body's "docs" does not count
+    assert [f.path for f in asked.files] == [
+        "tests/test_store.py", "shop/store.py", "shop/money.py", "CHANGELOG.md", "docs/guide.md",
+    ]  # fmt: skip
+
+
 def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:
     pool = tuple(Hit(c, 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
     out = stages.cap(query(inventory, "x"), replace(start(), pool=pool), k=5, max_per_file=1)
@@ -151,7 +170,7 @@ def test_pack_fits_the_context_in_its_budget(inventory: Inventory) -> None:
 def test_the_default_pipeline_is_these_stages_in_order(inventory: Inventory) -> None:
     pipeline = default_pipeline(RetrievalOptions())
     assert [n for n, _ in pipeline.stages] == [
-        "gather", "fuse", "reweigh", "dedup", "files", "cap", "expand", "pack",
+        "gather", "fuse", "reweigh", "dedup", "files", "kinds", "cap", "expand", "pack",
     ]  # fmt: skip
     c = run(pipeline, query(inventory, "how does reserving stock work"))
     assert c.hits and c.files and c.context.snippets and set(c.timings) >= {n for n, _ in pipeline.stages}

@@ -24,6 +24,7 @@ from variants.centrality import (
     with_centrality,  # noqa: E402
 )
 from variants.mmr import graph_proximity, mmr_order, with_mmr  # noqa: E402
+from variants.no_kinds import old_is_test_path, without_kinds  # noqa: E402
 from variants.query_plans import (  # noqa: E402
     INTENT_WEIGHTS,
     adaptive_plan,
@@ -221,3 +222,11 @@ def test_cap_takes_the_most_central_first() -> None:
 def test_centrality_pipeline_runs(inventory: Inventory) -> None:
     r = run_variant(inventory, "how does reserving stock work", with_centrality)
     assert r.hits and r.quality.expanded > 0
+
+
+def test_without_kinds_is_the_pipeline_before_the_kinds_stage(inventory: Inventory) -> None:
+    assert old_is_test_path("tests/test_store.py") and not old_is_test_path("web/app.test.ts")
+    before = without_kinds(default_pipeline(RetrievalOptions()))
+    assert [n for n, _ in before.stages] == [n for n, _ in default_pipeline(RetrievalOptions()).stages]
+    r = run_variant(inventory, "how does reserving stock work", without_kinds)
+    assert r.hits and r.files

@@ -1,0 +1,115 @@
+"""What kind of file a path is, and the file-kind prior (issue 16 item 7).
+
+A bug report or fix description asks for code, yet documentation, change logs, issue/PR
+templates and tests repeat its words and crowded the top of ``oya search --files`` on real fix
+commits (bench/commits_eval.py). The prior moves files of those kinds after the code files
+unless the question's first line asks for them (the subject line says what the question is
+about; a long body mentions tests and docs in passing).
+
+Kinds: ``source`` is code in a programming language outside test/doc/example folders;
+``other`` is everything else (build files, config, data).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+KINDS = ("source", "test", "doc", "changelog", "template", "other")
+# the kinds a code question should not get in its top slots unless it asks for them
+NON_CODE = ("doc", "changelog", "template")
+DEMOTED = (*NON_CODE, "test")
+
+SOURCE_EXTS = frozenset(
+    """
+    py pyi go rs ts tsx mts cts js mjs cjs jsx java kt kts scala c h cc cpp cxx hpp hh hxx
+    m mm cs fs rb php swift dart lua pl pm r jl ex exs erl hs ml mli clj y l zig nim vue svelte
+    sh bash zsh fish ps1 sql
+    """.split()
+)
+DOC_EXTS = frozenset("md markdown rst txt adoc asciidoc textile rdoc org pod html htm tex".split())
+_CHANGELOG = re.compile(r"^(change(s|log)?|history|news|release[-_ ]?notes?|releases|upgrad(e|ing))\b", re.I)
+_DOC_DIRS = frozenset(
+    "doc docs documentation site website guide guides man example examples sample samples".split()
+)
+# folder names, not substrings: "_pytest" or "testing_tools" hold code, not tests
+_TEST_DIRS = frozenset(
+    "test tests testing spec specs __tests__ testdata fixtures e2e bench benches benchmark benchmarks fuzz".split()
+)
+_TEST_DIR_ENDS = ("_test", "_tests", "-test", "-tests", "unittests")
+_TEST_NAME = re.compile(
+    r"(^test_.*\.py$|_test\.\w+$|_tests\.py$|^conftest\.py$|\.(test|spec)\.\w+$|_spec\.rb$|Tests?\.(java|kt|php)$)"
+)
+_TEMPLATES = ("ISSUE_TEMPLATE", "PULL_REQUEST_TEMPLATE")
+
+
+def _ext(name: str) -> str:
+    return name.rsplit(".", 1)[1].lower() if "." in name.lstrip(".") else ""
+
+
+def _is_test(name: str, dirs: Sequence[str]) -> bool:
+    return any(d in _TEST_DIRS or d.endswith(_TEST_DIR_ENDS) for d in dirs) or bool(_TEST_NAME.search(name))
+
+
+def file_kind(path: str) -> str:
+    """One of ``KINDS`` for a repository-relative path, from its folders, name and extension."""
+    parts = path.split("/")
+    name, dirs = parts[-1], [d.lower() for d in parts[:-1]]
+    if any(t in parts for t in _TEMPLATES) or name.upper().startswith(_TEMPLATES):
+        return "template"
+    if _CHANGELOG.match(name):
+        return "changelog"
+    if _is_test(name, dirs):
+        return "test"
+    ext = _ext(name)
+    if ext in DOC_EXTS or (not ext and name.upper() in ("README", "LICENSE", "AUTHORS", "CONTRIBUTING")):
+        return "doc"
+    if any(d in _DOC_DIRS for d in dirs):
+        return "doc"
+    return "source" if ext in SOURCE_EXTS else "other"
+
+
+# words that make a question about a kind (then that kind keeps its place)
+_ASKS = {
+    "doc": re.compile(r"\b(docs?|documentation|readme|docstrings?|guide|tutorial|manual|man ?page)\b", re.I),
+    "changelog": re.compile(r"\b(change ?log|changes file|release notes?|history file|news file)\b", re.I),
+    "template": re.compile(r"\b(issue|pull request|pr) templates?\b", re.I),
+    "test": re.compile(r"\btest(s|ing|ed)?\b|\bpytest\b|\bunittest\b|\bfixtures?\b|\bspecs?\b", re.I),
+}
+
+
+def asked_kinds(question: str) -> frozenset[str]:
+    """The non-source kinds ``question`` names (docs, change logs, templates, tests)."""
+    return frozenset(k for k, rx in _ASKS.items() if rx.search(question))
+
+
+def is_test_path(path: str) -> bool:
+    """Test code (or its data) by the usual conventions: a tests/ folder, test_*.py, *_test.go, ..."""
+    return file_kind(path) == "test"
+
+
+def mentions_tests(question: str) -> bool:
+    return _ASKS["test"].search(question) is not None
+
+
+def first_line(question: str) -> str:
+    """The subject line: the part of a question that decides which kinds it asks for."""
+    return question.strip().split("\n", 1)[0]
+
+
+def code_first(
+    items: Sequence[T], path: Callable[[T], str], question: str, demoted: Sequence[str] = DEMOTED
+) -> list[T]:
+    """``items`` with those whose file is of a ``demoted`` kind ``question`` does not ask about
+    moved after the rest, order kept inside each group (a hard prior: code first)."""
+    asked = asked_kinds(question)
+    low = {k for k in demoted if k not in asked}
+    if not low:
+        return list(items)
+    kinds = [file_kind(path(x)) in low for x in items]
+    return [x for x, k in zip(items, kinds, strict=True) if not k] + [
+        x for x, k in zip(items, kinds, strict=True) if k
+    ]

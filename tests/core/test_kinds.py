@@ -1,0 +1,65 @@
+"""File kinds (``oya.core.kinds``): what a path is, and what a question asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from oya.core.kinds import asked_kinds, code_first, file_kind, first_line
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("src/click/core.py", "source"),
+        ("src/_pytest/python.py", "source"),  # a folder named like a test runner holds code
+        ("pkg/testing_tools/x.py", "source"),
+        ("tests/test_core.py", "test"),
+        ("pkg/integration_tests/run.go", "test"),
+        ("server/handler_test.go", "test"),
+        ("web/app.test.ts", "test"),
+        ("src/test/java/FooTest.java", "test"),
+        ("conftest.py", "test"),
+        ("README.md", "doc"),
+        ("docs/api.rst", "doc"),
+        ("examples/basic.py", "doc"),
+        ("CHANGELOG.md", "changelog"),
+        ("CHANGES.rst", "changelog"),
+        ("docs/release-notes.md", "changelog"),
+        (".github/ISSUE_TEMPLATE/bug.md", "template"),
+        (".github/PULL_REQUEST_TEMPLATE.md", "template"),
+        ("pyproject.toml", "other"),
+        ("Makefile", "other"),
+    ],
+)
+def test_file_kind(path: str, kind: str) -> None:
+    assert file_kind(path) == kind
+
+
+def test_asked_kinds_reads_the_words_for_each_kind() -> None:
+    assert asked_kinds("fix the docs for --verbose") == {"doc"}
+    assert asked_kinds("CHANGELOG entry and a test for it") == {"changelog", "test"}
+    assert asked_kinds("update the issue template") == {"template"}
+    assert asked_kinds("parser crashes on an empty file") == frozenset()
+
+
+def test_first_line_is_the_subject() -> None:
+    assert first_line("\n  Fix crash on empty input\n\nAdd tests and docs.") == "Fix crash on empty input"
+
+
+def test_code_first_keeps_order_inside_each_group() -> None:
+    paths = ["README.md", "a.py", "tests/test_a.py", "b.py", "CHANGES.md"]
+    assert code_first(paths, str, "crash in a") == [
+        "a.py",
+        "b.py",
+        "README.md",
+        "tests/test_a.py",
+        "CHANGES.md",
+    ]
+    assert code_first(paths, str, "crash in a test") == [
+        "a.py",
+        "tests/test_a.py",
+        "b.py",
+        "README.md",
+        "CHANGES.md",
+    ]
+    assert code_first(paths, str, "x", demoted=()) == paths
