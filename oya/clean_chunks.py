@@ -14,15 +14,13 @@ Theory of operation:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 from oya.core.records import Chunk
+from oya.leftovers import write_record
 from oya.reader import detect_language
 from oya.redact import find_secrets
 from oya.scan_cache import CODE_KEY
@@ -43,15 +41,8 @@ def _load(out_dir: Path) -> set[str]:
 
 
 def _save(out_dir: Path, clean: set[str]) -> None:
-    tmp = out_dir / f".{CACHE_FILE}.{uuid.uuid4().hex}.tmp"
-    try:
-        tmp.write_text(json.dumps({"code_key": CODE_KEY, "clean": sorted(clean)}), encoding="utf-8")
-        os.replace(tmp, out_dir / CACHE_FILE)
-    except OSError:
-        pass  # without the record the next build scans every chunk: slower, never wrong
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    # without the record the next build scans every chunk: slower, never wrong
+    write_record(out_dir / CACHE_FILE, {"code_key": CODE_KEY, "clean": sorted(clean)})
 
 
 def chunks_with_secrets(chunks: Sequence[Chunk], out_dir: Path | None = None) -> list[str]:

@@ -15,18 +15,35 @@ Theory of operation:
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 # The writers' temporary names (oya.store.write_index, oya.site.build.write_wiki_site).
 INDEX_TEMP = re.compile(r"\.index\.duckdb\.[0-9a-f]{32}\.(tmp|staged)(\.wal)?")
-SCAN_TEMP = re.compile(
-    r"\.(scan_stat|clean_chunks)\.json\.[0-9a-f]{32}\.tmp"
-)  # oya.scan_cache, oya.clean_chunks
+# the small JSON records beside the index (oya.scan_cache, oya.clean_chunks), written by write_record
+SCAN_TEMP = re.compile(r"\.[a-z_]+\.json\.[0-9a-f]{32}\.tmp")
 ROWS_TEMP = re.compile(r"\.(meta|files|skipped|chunks|nodes|edges|embeddings)\.[a-z0-9_]{8}\.ndjson")
+
+
+def write_record(path: Path, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` aside, then swap it in. A record beside the index only
+    saves work (the next build redoes what it would skip), so failing to write it is not an error."""
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def site_temp(site_name: str) -> re.Pattern[str]:

@@ -21,17 +21,16 @@ Theory of operation:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import time
-import uuid
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from oya import secret_rules
+from oya.leftovers import write_record
 from oya.models import SourceFile
 from oya.reuse import reuse_key
 from oya.store_previous import previous_texts
@@ -103,13 +102,4 @@ class StatCache:
             "scanned_at": self.started,
             "files": dict(sorted(self.entries.items())),
         }
-        tmp = self.out_dir / f".{CACHE_FILE}.{uuid.uuid4().hex}.tmp"
-        try:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, self.out_dir / CACHE_FILE)
-        except OSError:
-            pass  # without the record the next build reads every file: slower, never wrong
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        write_record(self.out_dir / CACHE_FILE, data)  # without it the next build reads every file
