@@ -24,6 +24,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -40,14 +41,17 @@ from commits_report import VIEWS, render_markdown, summarize  # noqa: E402
 from commits_set import EvalSet, sample  # noqa: E402
 
 RESULTS = HERE / "results"
-CACHE = HERE / ".cache" / "commits"
+CACHE = HERE / ".cache" / "commits"  # this checkout's run log and rankings
+# Trees, embeddings and indexes can be shared by several checkouts (OYA_COMMITS_CACHE); only one
+# process may build at a time, the others rank from kept indexes (--kept-only).
+STORE = Path(os.environ.get("OYA_COMMITS_CACHE", CACHE))
 BYTES_PER_CHUNK = 1500  # seen on cobra: 407 chunks from 606 kB of tree
 
 
 def build_index(tree: Path, out: Path) -> dict[str, Any]:
     """``oya build TREE --out OUT`` (index only) in a child process; its summary line counts."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), DAGSTER_HOME=str(_dagster_home()))
-    env.setdefault("OYA_CACHE_DIR", str(CACHE / "embed-cache"))
+    env.setdefault("OYA_CACHE_DIR", str(STORE / "embed-cache"))
     t0 = time.perf_counter()
     proc = subprocess.run(
         [
@@ -88,7 +92,7 @@ def _count(text: str, word: str) -> int:
 
 
 def _dagster_home() -> Path:
-    home = CACHE / "dagster_home"
+    home = STORE / "dagster_home"
     home.mkdir(parents=True, exist_ok=True)
     cfg = ROOT / "dagster.yaml"
     if cfg.exists() and not (home / "dagster.yaml").exists():
@@ -97,16 +101,22 @@ def _dagster_home() -> Path:
 
 
 def run_queries(
-    evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path, spread: bool
+    evalset: EvalSet,
+    queries: Sequence[dict[str, Any]],
+    done: dict[str, Any],
+    log: Path,
+    spread: bool,
+    kept_only: bool = False,
 ) -> None:
     from commits_rank import IndexRankers
 
     for q in interleaved(queries, spread):
         if q["id"] in done:
             continue
-        tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
-        out = CACHE / "index" / q["repo"].replace("/", "+")
-        built = build_index(tree, out)
+        if kept_only and not (kept_index(q["id"]) / "index.duckdb").exists():
+            continue
+        tree = evalset.materialize(q["id"], STORE / "trees" / q["id"])
+        out, built = index_for(q)
         t0 = time.perf_counter()
         rankers = IndexRankers(out, tree)
         try:
@@ -124,6 +134,28 @@ def run_queries(
         )
 
 
+def kept_index(query_id: str) -> Path:
+    """Where a query's built index is kept, so rankings can be recomputed without building."""
+    return STORE / "kept" / query_id
+
+
+def index_for(q: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    """The query's kept index if one exists; otherwise build the repository's rolling index for
+    this tree (consecutive commits reuse parses and embeddings) and keep a copy of it."""
+    kept = kept_index(q["id"])
+    if (kept / "index.duckdb").exists():
+        return kept, {"seconds": 0.0, "chunks": -1, "embedded": 0, "kept": True}
+    tree = STORE / "trees" / q["id"]
+    out = STORE / "index" / q["repo"].replace("/", "+")
+    built = build_index(tree, out)
+    tmp = kept.with_name(kept.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copy2(out / "index.duckdb", tmp / "index.duckdb")
+    tmp.rename(kept)
+    return kept, built
+
+
 def backfill_tree_rows(
     evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path
 ) -> None:
@@ -132,7 +164,7 @@ def backfill_tree_rows(
 
     missing = [q for q in queries if "bm25-tree" not in done[q["id"]]["rows"]]
     for q in missing:
-        tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
+        tree = evalset.materialize(q["id"], STORE / "trees" / q["id"])
         done[q["id"]]["rows"]["bm25-tree"] = bm25_tree(tree, q["query"])
     if missing:
         log.write_text("".join(json.dumps(rec) + "\n" for rec in done.values()))
@@ -204,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--jobs", type=int, default=1, choices=[1], help="one query at a time (2 shared cores)")
     ap.add_argument("--resume", action="store_true", help="keep rankings already in the run log")
+    ap.add_argument(
+        "--kept-only",
+        action="store_true",
+        help="rank only queries whose index is kept (OYA_COMMITS_CACHE); build nothing",
+    )
     ap.add_argument("--out", default=str(RESULTS / "commits_eval.json"))
     ap.add_argument("--report-only", action="store_true", help="score what the run log holds; build nothing")
     ap.add_argument("--estimate-only", action="store_true", help="print the chunk estimate and stop")
@@ -232,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         queries = [q for q in queries if q["id"] in done]
         backfill_tree_rows(evalset, queries, done, log)
     else:
-        run_queries(evalset, queries, done, log, a.sample == "spread")
+        run_queries(evalset, queries, done, log, a.sample == "spread", a.kept_only)
+        queries = [q for q in queries if q["id"] in done]
     result = summarize(evalset, queries, done, CACHE / "preds")
     result["meta"] = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from commits_eval import CACHE, RESULTS, build_index, default_set, interleaved, load_log  # noqa: E402
+from commits_eval import CACHE, RESULTS, STORE, build_index, default_set, interleaved, load_log  # noqa: E402
 from commits_report import view  # noqa: E402
 from commits_set import EvalSet, sample  # noqa: E402
 
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         for q in interleaved(queries, False):
             if q["id"] in done:
                 continue
-            tree = evalset.materialize(q["id"], CACHE / "trees" / q["id"])
-            out = CACHE / "index" / q["repo"].replace("/", "+")
+            tree = evalset.materialize(q["id"], STORE / "trees" / q["id"])
+            out = STORE / "index" / q["repo"].replace("/", "+")
             build_index(tree, out)
             rec = {"id": q["id"], "rows": rank(out, q["query"])}
             done[q["id"]] = rec
