@@ -116,14 +116,21 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
         self.send_error(404, "File not found")
 
 
-def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
-    """A server for ``site_dir`` (not yet serving); ``port=0`` picks a free port."""
+def make_server(
+    site_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    handler_class: type[SiteRequestHandler] = SiteRequestHandler,
+) -> ThreadingHTTPServer:
+    """A server for ``site_dir`` (not yet serving); ``port=0`` picks a free port.
+
+    ``handler_class``: a subclass of ``SiteRequestHandler`` (bench/browser_harness.py meters it)."""
     site_dir = Path(site_dir)
     if not site_dir.is_dir():
         raise SiteError(f"no site at {site_dir}; {BUILD_HINT}")
     if not (site_dir / "index.html").is_file():
         raise SiteError(f"{site_dir} has no index.html, so it is not a built Oya site; {BUILD_HINT}")
-    handler = partial(SiteRequestHandler, directory=str(site_dir.resolve()))
+    handler = partial(handler_class, directory=str(site_dir.resolve()))
     server_class = _IPv6Server if ":" in host else ThreadingHTTPServer
     try:
         return server_class((host.strip("[]"), port), handler)

@@ -1,0 +1,448 @@
+"""Measure a built Oya site in headless Chromium as a reader meets it: bytes over the wire and seconds
+from navigation to the first answer in the Ask panel, on a cold and on a warm visit, under throttling.
+
+Theory of operation:
+
+* Server: the site on 127.0.0.1 (random port) by `oya serve`'s server (``oya.serve.make_server``,
+  ``--server oya``) or by the standard library's plain static server (``--server plain``, what
+  ``python -m http.server`` runs), optionally under a sub-path (``--prefix /team/wiki/``: everything
+  outside it is 404, as on a host that serves the wiki from a folder). The server counts every byte
+  it writes per request (headers and body, as sent: compressed when it compressed), so the count is
+  exact and covers the page, its workers and onnxruntime's proxy worker alike; a request the browser
+  answers from its cache never reaches it. (A page's CDP ``Network`` events miss its workers.)
+* Browser: Debian Chromium through Python's playwright (never ``playwright install``), with the
+  offline flags of ``oya.site.browser``. Cold = a fresh user-data-dir; warm = the same user-data-dir
+  in a new browser (the second visit: HTTP cache and Cache API on disk, a new Pyodide). No playwright
+  route is set (any route turns Chromium's HTTP cache off); requests to anything but 127.0.0.1
+  cannot resolve and are listed in ``offsite``. Throttling: CDP ``Network.emulateNetworkConditions``
+  on the page (default 20 Mbit/s down, 40 ms RTT); Chromium applies it to the page's workers too.
+* First answer: the page is opened with ``?ask=<question>`` (the panel's deep link), so loading
+  starts at navigation; the time is the page's ``performance.now()`` when the first answered entry
+  is in the panel's DOM. An entry showing an error fails the run.
+* Warm questions: after the warm first answer, each of the questions is asked through the panel
+  (``oyaAsk.ask`` of static/ask/test_hooks.js, which this server answers from the template, since a
+  built site leaves it out): wall time per question (panel rendering included) and the engine's own
+  ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95.
+* Memory after the warm questions: the page's JS heap (CDP ``Runtime.getHeapUsage``) and the
+  proportional set size of every Chromium process (Pyodide's memory lives in the renderer process,
+  with its workers).
+
+As a module: ``measure(site_dir, questions, ...) -> dict``. As a command: see ``--help``; prints a
+table, ``--json FILE`` writes the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from oya.serve import SiteRequestHandler, make_server  # noqa: E402
+from oya.site.browser import OFFLINE_CHROMIUM_ARGS, TEST_HOOKS, find_chromium  # noqa: E402
+from oya.site.build import STATIC_DIR  # noqa: E402
+
+CHROMIUM_ARGS = [*OFFLINE_CHROMIUM_ARGS, "--enable-precise-memory-info"]
+ANSWERED = ".ask-entry:not(.ask-pending)"
+TIMEOUT_MS = 300_000
+
+
+@dataclass(frozen=True)
+class Network:
+    down_mbit: float = 20.0
+    rtt_ms: float = 40.0
+    up_mbit: float = 10.0
+
+    def cdp(self) -> dict[str, Any]:
+        return {
+            "offline": False,
+            "latency": self.rtt_ms,
+            "downloadThroughput": self.down_mbit * 1e6 / 8,
+            "uploadThroughput": self.up_mbit * 1e6 / 8,
+        }
+
+
+@dataclass(frozen=True)
+class Transfer:
+    path: str
+    status: int
+    bytes: int
+    encoding: str
+
+
+@dataclass
+class WireLog:
+    transfers: list[Transfer] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, transfer: Transfer) -> None:
+        with self.lock:
+            self.transfers.append(transfer)
+
+    def take(self) -> list[Transfer]:
+        with self.lock:
+            out, self.transfers = self.transfers, []
+        return out
+
+
+class _CountingWriter:
+    def __init__(self, raw: Any) -> None:
+        self.raw, self.count = raw, 0
+
+    def write(self, data: bytes) -> int:
+        self.count += len(data)
+        return int(self.raw.write(data) or 0)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.raw.closed)
+
+
+class _Metered(SimpleHTTPRequestHandler):
+    """Mixed in front of a server's handler: counts bytes, serves under ``prefix``, answers the test hooks."""
+
+    wire: WireLog
+    prefix = "/"
+    _status = 0
+    _encoding = ""
+
+    def setup(self) -> None:
+        super().setup()
+        self.wfile = _CountingWriter(self.wfile)  # type: ignore[assignment]
+
+    def handle_one_request(self) -> None:
+        self.wfile.count, self._status, self._encoding = 0, 0, ""  # type: ignore[attr-defined]
+        super().handle_one_request()
+        if self._status:
+            path = urlsplit(getattr(self, "path", "")).path
+            self.wire.add(Transfer(path, self._status, self.wfile.count, self._encoding))  # type: ignore[attr-defined]
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._status = code
+        super().send_response(code, message)
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if keyword.lower() == "content-encoding":
+            self._encoding = value
+        super().send_header(keyword, value)
+
+    def translate_path(self, path: str) -> str:
+        if self.prefix != "/":
+            if not path.startswith(self.prefix):
+                return str(Path(self.directory) / ".outside-the-prefix" / "missing")
+            path = "/" + path[len(self.prefix) :]
+        return super().translate_path(path)
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path == self.prefix + TEST_HOOKS:
+            body = (STATIC_DIR.parent / TEST_HOOKS).read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/javascript")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
+class _QuietPlain(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str  # the site's root, ending in "/"
+    wire: WireLog
+
+
+@contextmanager
+def serve(site_dir: Path, server: str = "oya", prefix: str = "/") -> Iterator[Served]:
+    """Serve ``site_dir`` on 127.0.0.1 under ``prefix`` with `oya serve`'s server or the plain one."""
+    prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
+    wire = WireLog()
+    base = SiteRequestHandler if server == "oya" else _QuietPlain
+    handler = type("Handler", (_Metered, base), {"wire": wire, "prefix": prefix})
+    if server == "oya":
+        httpd = make_server(site_dir, port=0, handler_class=handler)
+    elif server == "plain":
+        from functools import partial
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(site_dir)))
+    else:
+        raise ValueError(f"unknown server {server!r} (oya or plain)")
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Served(f"http://127.0.0.1:{httpd.server_address[1]}{prefix}", wire)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def summarize(transfers: list[Transfer]) -> dict[str, Any]:
+    ok = [t for t in transfers if t.status < 400]
+    top = sorted(ok, key=lambda t: -t.bytes)[:8]
+    return {
+        "bytes": sum(t.bytes for t in transfers),
+        "requests": len(transfers),
+        "not_modified": sum(1 for t in transfers if t.status == 304),
+        "errors": sorted({f"{t.status} {t.path}" for t in transfers if t.status >= 400}),
+        "largest": [[t.path, t.bytes, t.encoding] for t in top],
+    }
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return (
+        ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
+        if ordered
+        else float("nan")
+    )
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def chromium_pss_mb(profile: Path) -> dict[str, float]:
+    """PSS of the Chromium started with ``profile`` and of all its descendants (Linux /proc)."""
+    parents: dict[int, int] = {}
+    roots: list[int] = []
+    marker = f"--user-data-dir={profile}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if marker in (entry / "cmdline").read_bytes():
+                roots.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    family = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in family and pid not in family:
+                family.add(pid)
+                grew = True
+    sizes = [_pss_kb(pid) for pid in family]
+    return {
+        "total_pss_mb": round(sum(sizes) / 1024, 1),
+        "largest_process_pss_mb": round(max(sizes, default=0) / 1024, 1),
+    }
+
+
+@contextmanager
+def browser(playwright: Any, profile: Path, network: Network | None) -> Iterator[tuple[Any, Any, list[str]]]:
+    """A Chromium on ``profile``: (context, page, offsite requests seen), throttled when ``network``."""
+    offsite: list[str] = []
+    ctx = playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=find_chromium(), headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        ctx.on("request", lambda r: _note_offsite(offsite, r.url))
+        page = ctx.pages[0] if ctx.pages else ctx.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        cdp = ctx.new_cdp_session(page)
+        cdp.send("Network.enable")
+        if network is not None:
+            cdp.send("Network.emulateNetworkConditions", network.cdp())
+        yield ctx, page, offsite
+    finally:
+        ctx.close()
+
+
+def _note_offsite(offsite: list[str], url: str) -> None:
+    scheme = urlsplit(url).scheme
+    if scheme in ("http", "https", "ws", "wss") and urlsplit(url).hostname != "127.0.0.1":
+        offsite.append(url)
+
+
+def first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
+    """Open ``url?ask=question``; seconds from navigation to the rendered answer, and the page's marks."""
+    page.goto(f"{url}?ask={quote(question)}", wait_until="commit")
+    handle = page.wait_for_function(
+        f"() => document.querySelector({json.dumps(ANSWERED)}) ? performance.now() : null", polling=20
+    )
+    ms = float(handle.json_value())
+    error = page.evaluate(
+        f"() => document.querySelector({json.dumps(ANSWERED)} + ' .ask-error')?.textContent"
+    )
+    if error:
+        raise RuntimeError(f"the first answer is an error: {error}")
+    marks = page.evaluate(
+        "() => performance.getEntriesByType('mark').filter(m => m.name.startsWith('oya:'))"
+        ".map(m => [m.name.slice(4), Math.round(m.startTime)])"
+    )
+    return {"seconds": round(ms / 1000, 2), "marks_ms": dict(marks)}
+
+
+def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
+    """Every question through the panel (test hooks): wall ms and the engine's own ms, p50/p95."""
+    page.evaluate(
+        "() => import(new URL((document.body.dataset.root || '') + 'static/ask/test_hooks.js', document.baseURI).href)"
+    )
+    wall, engine = [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        run = page.evaluate("q => oyaAsk.ask(q)", q)
+        wall.append((time.perf_counter() - t0) * 1000)
+        if run.get("error"):
+            raise RuntimeError(f"question {q!r} failed: {run['error']}")
+        engine.append(float(run["result"]["browser_timings_ms"]["query"]))
+
+    def stats(xs: list[float]) -> dict[str, float]:
+        return {
+            "p50": round(statistics.median(xs), 1),
+            "p95": round(pct(xs, 95), 1),
+            "max": round(max(xs), 1),
+        }
+
+    return {"n": len(questions), "panel_ms": stats(wall), "engine_ms": stats(engine)}
+
+
+def memory(page: Any, ctx: Any, profile: Path) -> dict[str, Any]:
+    heap = ctx.new_cdp_session(page).send("Runtime.getHeapUsage")
+    return {"page_js_heap_mb": round(heap["usedSize"] / 1e6, 1), **chromium_pss_mb(profile)}
+
+
+def measure(
+    site_dir: Path,
+    questions: list[str],
+    *,
+    page: str = "index.html",
+    server: str = "oya",
+    prefix: str = "/",
+    network: Network | None = Network(),
+    cold_runs: int = 1,
+) -> dict[str, Any]:
+    """Cold (fresh profile, ``cold_runs`` times, median kept) and warm (same profile again) first answers
+    to ``questions[0]``, then every question on the warm page. Returns bytes, seconds, latency, memory."""
+    from playwright.sync_api import sync_playwright
+
+    if find_chromium() is None:
+        raise RuntimeError("no Chromium found (see oya.site.browser.missing_chromium_message)")
+    work = Path(tempfile.mkdtemp(prefix="oya-harness-"))
+    out: dict[str, Any] = {"site": str(site_dir), "page": page, "server": server, "prefix": prefix}
+    out["network"] = asdict(network) if network else None
+    out["loadavg_before"] = [round(x, 2) for x in os.getloadavg()]
+    try:
+        with serve(Path(site_dir), server, prefix) as served, sync_playwright() as p:
+            url = served.url + page
+            colds = []
+            for _ in range(max(1, cold_runs)):
+                shutil.rmtree(work / "profile", ignore_errors=True)
+                served.wire.take()
+                with browser(p, work / "profile", network) as (_ctx, pg, offsite):
+                    run = first_answer(pg, url, questions[0])
+                colds.append({**run, **summarize(served.wire.take()), "offsite": offsite})
+            colds.sort(key=lambda r: r["seconds"])
+            out["cold"] = {**colds[len(colds) // 2], "runs_s": [r["seconds"] for r in colds]}
+            with browser(p, work / "profile", network) as (ctx, pg, offsite):
+                run = first_answer(pg, url, questions[0])
+                out["warm"] = {**run, **summarize(served.wire.take()), "offsite": offsite}
+                if len(questions) > 1:
+                    out["warm_questions"] = ask_each(pg, questions[1:])
+                out["memory"] = memory(pg, ctx, work / "profile")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def print_table(result: dict[str, Any]) -> None:
+    net = result["network"]
+    shown = f"{net['down_mbit']:g} Mbit/s, {net['rtt_ms']:g} ms RTT" if net else "unthrottled"
+    print(f"{result['site']} ({result['server']} server, prefix {result['prefix']}, {shown})")
+    print(f"{'visit':<6}{'MB over the wire':>18}{'requests':>10}{'s to first answer':>19}")
+    for visit in ("cold", "warm"):
+        r = result[visit]
+        print(f"{visit:<6}{r['bytes'] / 1e6:>18.2f}{r['requests']:>10}{r['seconds']:>19.2f}")
+    if "warm_questions" in result:
+        w = result["warm_questions"]
+        print(
+            f"warm questions: {w['n']}, panel p50 {w['panel_ms']['p50']} ms p95 {w['panel_ms']['p95']} ms; "
+            f"engine p50 {w['engine_ms']['p50']} ms p95 {w['engine_ms']['p95']} ms"
+        )
+    print(
+        f"memory: {result['memory']}; load average before/after {result['loadavg_before']} / {result['loadavg_after']}"
+    )
+    for visit in ("cold", "warm"):
+        if result[visit]["errors"] or result[visit]["offsite"]:
+            print(f"{visit}: errors {result[visit]['errors']} offsite {result[visit]['offsite']}")
+
+
+def read_questions(args: argparse.Namespace) -> list[str]:
+    questions = list(args.question or [])
+    if args.questions:
+        lines = Path(args.questions).read_text(encoding="utf-8").splitlines()
+        questions += [q.strip() for q in lines if q.strip() and not q.startswith("#")]
+    if not questions:
+        raise SystemExit("browser_harness: give questions with -q/--question or --questions FILE")
+    return questions[: args.n + 1] if args.n else questions
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--site", required=True, type=Path, help="a built site folder")
+    ap.add_argument(
+        "-q", "--question", action="append", help="a question (repeatable; the first is the first answer)"
+    )
+    ap.add_argument("--questions", help="a file of questions, one a line (# comments)")
+    ap.add_argument("-n", type=int, default=0, help="ask at most N warm questions after the first")
+    ap.add_argument("--page", default="index.html", help="the page to open, relative to the site root")
+    ap.add_argument("--server", choices=["oya", "plain"], default="oya")
+    ap.add_argument("--prefix", default="/", help="serve under this sub-path, e.g. /team/wiki/")
+    ap.add_argument("--down-mbit", type=float, default=20.0)
+    ap.add_argument("--rtt-ms", type=float, default=40.0)
+    ap.add_argument("--no-throttle", action="store_true")
+    ap.add_argument("--cold-runs", type=int, default=1)
+    ap.add_argument("--json", type=Path, help="write the result here")
+    args = ap.parse_args(argv)
+    network = None if args.no_throttle else Network(args.down_mbit, args.rtt_ms)
+    result = measure(
+        args.site,
+        read_questions(args),
+        page=args.page,
+        server=args.server,
+        prefix=args.prefix,
+        network=network,
+        cold_runs=args.cold_runs,
+    )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print_table(result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
