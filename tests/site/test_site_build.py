@@ -194,6 +194,18 @@ def test_page_weight_does_not_grow_with_the_repository(tmp_path: Path) -> None:
     check_site(site)
 
 
+@pytest.mark.slow
+def test_this_repositorys_pages_stay_under_the_budget(tmp_path: Path) -> None:
+    """Oya's own wiki (its git files: code, docs, bench results), every page under 300 kB (~50 s)."""
+    repo = Path(__file__).resolve().parents[2]
+    if not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    site, counts = _build(repo, tmp_path)
+    sizes = {rel: len(html.encode()) for rel, html in html_pages(site)}
+    heaviest = max(sizes, key=sizes.__getitem__)
+    assert counts["files"] > 200 and sizes[heaviest] <= PAGE_BUDGET, (heaviest, sizes[heaviest])
+
+
 def test_split_parts_cuts_on_estimated_bytes() -> None:
     assert split_parts("short\n" * 10) == (1,)
     starts = split_parts("y = 1\n" * 60_000, budget=100_000)
