@@ -131,9 +131,11 @@ def sizes(site: Path, lines: int) -> dict[str, Any]:
 
 # -- the CLI's ranking and the bundle's ---------------------------------------------------------
 def same_ranking(
-    index_dir: Path, site: Path, questions: list[str], targets: dict[str, str]
+    index_dir: Path, site: Path, questions: list[str], targets: dict[str, str], requests: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """The CLI's retrieval against the bundle's core, question by question, with one question vector."""
+    """The CLI's retrieval against the bundle's core, question by question, with one question vector.
+
+    Appends to ``requests`` what the browser's worker would send the core for each question."""
     from oya.core.bundle import load_bundle
     from oya.searcher import Searcher
 
@@ -150,6 +152,7 @@ def same_ranking(
             t0 = time.process_time()  # CPU, not wall: the core's own work, whatever the machine's load
             web = bundle.retrieve(q, vector, ranked=ranked)
             core_cpu.append((time.process_time() - t0) * 1000)
+            requests.append({"question": q, "vector": vector, "ranked": ranked})
             cli_ids = [h.chunk.id for h in cli.hits]
             web_ids = [h.chunk.id for h in web.hits]
             same_hits += cli_ids == web_ids
@@ -168,6 +171,32 @@ def same_ranking(
         "source_in_top10": {k: f"{v}/{n_targets}" for k, v in found.items()},
         # the core answering from a ranked vector list (the browser's path), CPU ms in CPython
         "core_cpu_ms": {"p50": round(statistics.median(core_cpu), 1), "p95": round(pct(core_cpu, 95), 1)},
+    }
+
+
+def pyodide_core(site: Path, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each request through ``ask_json`` under Pyodide in Node (``pyodide_core_time.mjs``): CPU ms.
+
+    The first request pays for the lazy parts of the bundle (name tables, postings), as the
+    browser's first answer does; the rest are the warm questions."""
+    from oya.site.vendor import ensure_vendor
+
+    node = shutil.which("node")
+    if node is None:
+        return {"skipped": "no node on PATH"}
+    modules = ensure_vendor(WORK / "cache")
+    path = WORK / "pyodide_requests.json"
+    path.write_text(json.dumps(requests), encoding="utf-8")
+    cmd = [node, str(BENCH_DIR / "pyodide_core_time.mjs"), "--pyodide", str(modules / "pyodide")]
+    cmd += ["--repo", str(ROOT), "--bundle", str(site / "bundle"), "--requests", str(path)]
+    out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    cpu, wall = out["cpu_ms"][1:], out["wall_ms"][1:]
+    return {
+        "load_ms": round(out["load_ms"]),
+        "first_cpu_ms": round(out["cpu_ms"][0], 1),
+        "warm_cpu_ms": {"p50": round(statistics.median(cpu), 1), "p95": round(pct(cpu, 95), 1)},
+        "warm_wall_ms": {"p50": round(statistics.median(wall), 1), "p95": round(pct(wall, 95), 1)},
+        "questions": len(cpu),
     }
 
 
@@ -229,6 +258,12 @@ def print_table(r: dict[str, Any]) -> None:
             f"{rk['identical_files']}, top-10 overlap {rk['top10_overlap_mean']}, source in top 10 {rk['source_in_top10']}"
         )
         print(f"the bundle's core per question, CPU ms in CPython (not Pyodide): {rk['core_cpu_ms']}")
+    py = r.get("pyodide_core", {})
+    if "warm_cpu_ms" in py:
+        print(
+            f"the core under Pyodide (Node), {py['questions']} warm questions: CPU ms {py['warm_cpu_ms']}, "
+            f"wall ms {py['warm_wall_ms']}; first question {py['first_cpu_ms']} ms; bundle load {py['load_ms']} ms"
+        )
     print(f"load average before/after: {r['loadavg']}")
 
 
@@ -259,7 +294,10 @@ def main() -> int:
         "budgets": BUDGETS,
     }
     print("comparing the CLI's rankings with the bundle's …", flush=True)
-    result["same_ranking"] = same_ranking(index_dir, site, questions, question_targets(site))
+    requests: list[dict[str, Any]] = []
+    result["same_ranking"] = same_ranking(index_dir, site, questions, question_targets(site), requests)
+    print("the core under Pyodide in Node …", flush=True)
+    result["pyodide_core"] = pyodide_core(site, requests)
     if not args.no_browser:
         from browser_harness import Network, measure
 
