@@ -9,9 +9,13 @@ is about):
   at most ``PATH_HOPS`` edges and ``WALK_LIMIT`` nodes, and keeps the shortest path to every
   other end it meets.
 * Nodes go in by priority until ``max_nodes`` (``RetrievalOptions.diagram_nodes``) are held:
-  the best match; then the paths, shortest first (ties: the better-ranked pair), each whole or
-  not at all; then the direct callees, bases and callers of the nodes already in, from the
-  graph expansion (code before tests and docs, callees before callers). Matches with no such link stay out (the citations list them).
+  the best match; then the paths that join it, shortest first (ties: the better-ranked pair),
+  each whole or not at all (when none joins it, the first path and those joining that); then
+  the direct callees, bases and callers of the nodes already in, from the graph expansion
+  (code before tests and docs, callees before callers; callers only of matches), at most
+  ``FANOUT`` from any one node.
+  A path that joins none of that stays out, as do matches with no link: the citations list
+  them, and a second cluster beside the first doubled the width the panel has to show.
 * Edges are every ``calls``/``inherits`` edge among the chosen nodes. ``imports`` are drawn only
   when they are the answer: when no call or inheritance edge joins the answer's symbols, the
   same selection runs over ``imports``. ``contains`` is never drawn (a method's label names its
@@ -24,6 +28,7 @@ is about):
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,7 +42,11 @@ PATH_HOPS = 3  # edges on a path between two matches: a path longer than this ex
 WALK_LIMIT = 4000  # nodes one walk may visit, so a hub cannot make a question slow
 PATH_KINDS = ("calls", "inherits")
 IMPORT_KINDS = ("imports",)
-LABEL_CHARS = 36  # a node label's length: short enough for four boxes across the panel
+FANOUT = 2  # neighbours one node may bring in: a wider fan does not fit the panel side by side
+LABEL_CHARS = 36
+_ERROR_NAME = re.compile(
+    r"(Error|Exception|Warning)$"
+)  # a node label's length: short enough for four boxes across the panel
 DIRECTION = "TD"
 
 
@@ -107,40 +116,42 @@ def _neighbours(
     kinds: Sequence[str],
     min_confidence: float,
     relevance: Mapping[str, int],
-) -> list[tuple[str, bool]]:
-    """Nodes of the expansion one ``kinds`` edge from a shown node, each with whether it is
-    *downstream* (code a shown node calls or extends), in the order a reader wants them: code
-    before tests and docs (unless the best match is one), downstream before callers, then by
-    the retrieval's rank (``relevance``: node id -> rank), the shown node's priority and the
-    expansion's order."""
+) -> list[tuple[str, str, bool]]:
+    """Nodes of the expansion one ``kinds`` edge from a shown node, each with that shown node and
+    whether it is *downstream* (code the shown node calls or extends), in the order a reader
+    wants them: code before tests and docs (unless the best match is one), downstream before
+    callers, exceptions after other code, then by the retrieval's rank (``relevance``: node id
+    -> rank), the shown node's priority and the expansion's order."""
     nodes = {n.id: n for n in subgraph.nodes}
     rank = {n.id: i for i, n in enumerate(subgraph.nodes)}
     at = {n: i for i, n in enumerate(shown)}
     side = shown[0] in nodes and file_kind(nodes[shown[0]].path) in DEMOTED
     unranked = len(relevance)
-    best: dict[str, tuple[bool, int, int, int, int]] = {}
+    best: dict[str, tuple[bool, int, bool, int, int, int]] = {}
+    via: dict[str, str] = {}
     for e in subgraph.edges:
         if e.kind not in kinds or e.confidence < min_confidence:
             continue
         for here, other, upstream in ((e.source, e.target, 0), (e.target, e.source, 1)):
             if here in at and other in nodes and other not in at:
                 aside = file_kind(nodes[other].path) in DEMOTED and not side
-                key = (aside, upstream, relevance.get(other, unranked), at[here], rank[other])
+                error = bool(_ERROR_NAME.search(nodes[other].name))  # raising it: the error path
+                key = (aside, upstream, error, relevance.get(other, unranked), at[here], rank[other])
                 if other not in best or key < best[other]:
                     best[other] = key
-    return [(n, not best[n][0] and not best[n][1]) for n in sorted(best, key=lambda n: best[n])]
+                    via[other] = here
+    return [(n, via[n], not best[n][0] and not best[n][1]) for n in sorted(best, key=lambda n: best[n])]
 
 
-def _take_paths(chosen: list[str], paths: list[list[str]], max_nodes: int, *, joining: bool) -> None:
-    """Add whole paths to ``chosen`` while they fit, each that shares a node with ``chosen``
-    first; with ``joining`` only those (``paths`` keeps the rest)."""
-    while paths:
+def _take_paths(chosen: list[str], paths: list[list[str]], max_nodes: int) -> None:
+    """Add each path that shares a node with ``chosen`` to it, whole, while it fits (paths in
+    order, again from the first after each one added: a path may join through the last)."""
+    while True:
         joined = next((p for p in paths if set(p) & set(chosen)), None)
-        if joined is None and joining:
+        if joined is None:
             return
-        path = joined or paths[0]
-        paths.remove(path)
-        new = [n for n in path if n not in chosen]
+        paths.remove(joined)
+        new = [n for n in joined if n not in chosen]
         if len(chosen) + len(new) <= max_nodes:
             chosen.extend(new)
 
@@ -155,20 +166,25 @@ def _select(
     min_confidence: float,
     relevance: Mapping[str, int],
 ) -> list[str]:
-    """Node ids by priority: the best match; the paths that join it (so the diagram grows around
-    the best match); what they call or extend; the other paths between matches; other neighbours."""
+    """Node ids by priority: the best match; the paths that join it (or, when none does, the
+    first path and those joining that); what they call or extend; the matches' other neighbours."""
     chosen: list[str] = list(ends[:1])
     paths = [
         list(dict.fromkeys([p[0].source, *(e.target for e in p)]))
         for p in shortest_paths(graph, ends, kinds, min_confidence)
     ]
-    _take_paths(chosen, paths, max_nodes, joining=True)
-    for near_only in (True, False):
-        for node_id, downstream in _neighbours(subgraph, chosen, kinds, min_confidence, relevance):
-            if len(chosen) < max_nodes and (downstream or not near_only):
+    _take_paths(chosen, paths, max_nodes)
+    if len(chosen) == 1 and paths and len(paths[0]) < max_nodes:
+        chosen.extend(paths.pop(0))
+        _take_paths(chosen, paths, max_nodes)
+    brought: dict[str, int] = {}
+    matched = set(ends)
+    for near_only in (True, False):  # what they call or extend, then what else touches a match
+        for node_id, via, downstream in _neighbours(subgraph, chosen, kinds, min_confidence, relevance):
+            wanted = downstream if near_only else via in matched
+            if len(chosen) < max_nodes and wanted and brought.get(via, 0) < FANOUT:
+                brought[via] = brought.get(via, 0) + 1
                 chosen.append(node_id)
-        if near_only:
-            _take_paths(chosen, paths, max_nodes, joining=False)
     return chosen[:max_nodes]
 
 
