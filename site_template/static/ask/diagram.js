@@ -121,16 +121,17 @@ export function createDiagrams(base) {
   };
 }
 
-// Shrink a wide diagram towards the panel's width, but never below 60% (labels stay readable; the
-// box scrolls for the rest and "Expand" shows it full size).
+// Shrink a diagram to fit the box, width and height (a chain runs down the page), but never below
+// 60% (labels stay readable; the box scrolls for the rest and "Expand" shows it full size).
 function fitDiagram(holder, svg) {
   requestAnimationFrame(() => {
     const box = svg.viewBox?.baseVal;
-    const natural = box && box.width ? box.width : svg.getBBox().width;
-    const room = holder.clientWidth - 16;
-    if (!natural || room <= 0) return;
-    const scale = Math.min(1, Math.max(0.6, room / natural));
-    svg.style.width = `${Math.round(natural * scale)}px`;
+    const natural = box && box.width ? [box.width, box.height] : [svg.getBBox().width, svg.getBBox().height];
+    const maxHeight = parseFloat(getComputedStyle(holder).maxHeight);
+    const room = [holder.clientWidth - 16, Number.isFinite(maxHeight) ? maxHeight - 16 : Infinity];
+    if (!natural[0] || room[0] <= 0) return;
+    const scale = Math.min(1, Math.max(0.6, Math.min(room[0] / natural[0], room[1] / (natural[1] || 1))));
+    svg.style.width = `${Math.round(natural[0] * scale)}px`;
     svg.style.maxWidth = "none";
     svg.removeAttribute("height");
   });
