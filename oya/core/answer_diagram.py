@@ -12,7 +12,7 @@ is about):
   the best match; then the paths that join it, shortest first (ties: the better-ranked pair),
   each whole or not at all (when none joins it, the first path and those joining that); then
   the direct callees, bases and callers of the nodes already in, from the graph expansion
-  (code before tests and docs, callees before callers; callers only of matches), at most
+  (code before tests, callees before callers; callers only of matches), at most
   ``FANOUT`` from any one node.
   A path that joins none of that stays out, as do matches with no link: the citations list
   them, and a second cluster beside the first doubled the width the panel has to show.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from oya.core.diagram import render_mermaid
 from oya.core.graph import CodeGraph, Subgraph
-from oya.core.kinds import DEMOTED, file_kind
+from oya.core.kinds import file_kind
 from oya.core.records import Edge, Node
 from oya.core.sitepaths import page_url
 
@@ -44,6 +44,9 @@ PATH_KINDS = ("calls", "inherits")
 IMPORT_KINDS = ("imports",)
 FANOUT = 2  # neighbours one node may bring in: a wider fan does not fit the panel side by side
 LABEL_CHARS = 36
+# file kinds (oya.core.kinds) a diagram leaves out first: not "doc", which a folder named "site"
+# or "examples" also gets while it may hold the code itself
+ASIDE_KINDS = ("test", "changelog", "template")
 _ERROR_NAME = re.compile(
     r"(Error|Exception|Warning)$"
 )  # a node label's length: short enough for four boxes across the panel
@@ -119,13 +122,13 @@ def _neighbours(
 ) -> list[tuple[str, str, bool]]:
     """Nodes of the expansion one ``kinds`` edge from a shown node, each with that shown node and
     whether it is *downstream* (code the shown node calls or extends), in the order a reader
-    wants them: code before tests and docs (unless the best match is one), downstream before
+    wants them: code before tests (unless the best match is one), downstream before
     callers, exceptions after other code, then by the retrieval's rank (``relevance``: node id
     -> rank), the shown node's priority and the expansion's order."""
     nodes = {n.id: n for n in subgraph.nodes}
     rank = {n.id: i for i, n in enumerate(subgraph.nodes)}
     at = {n: i for i, n in enumerate(shown)}
-    side = shown[0] in nodes and file_kind(nodes[shown[0]].path) in DEMOTED
+    side = shown[0] in nodes and file_kind(nodes[shown[0]].path) in ASIDE_KINDS
     unranked = len(relevance)
     best: dict[str, tuple[bool, int, bool, int, int, int]] = {}
     via: dict[str, str] = {}
@@ -134,7 +137,7 @@ def _neighbours(
             continue
         for here, other, upstream in ((e.source, e.target, 0), (e.target, e.source, 1)):
             if here in at and other in nodes and other not in at:
-                aside = file_kind(nodes[other].path) in DEMOTED and not side
+                aside = file_kind(nodes[other].path) in ASIDE_KINDS and not side
                 error = bool(_ERROR_NAME.search(nodes[other].name))  # raising it: the error path
                 key = (aside, upstream, error, relevance.get(other, unranked), at[here], rank[other])
                 if other not in best or key < best[other]:
