@@ -1,21 +1,22 @@
 """The answer's diagram: the call and inheritance paths between the answer's symbols, first.
 
-Theory of operation (issue 14: the old diagram drew the whole two-hop expansion, ~30 edges for
-"How are chunks embedded and cached?", most of them ``imports``, and buried the path the answer
-is about):
+Theory of operation (issue 14: the old diagram drew the whole two-hop expansion, 24 boxes and 25
+labelled arrows for "How are chunks embedded and cached?" on this repository, and buried the path
+the answer is about; docs/DECISIONS.md, "The answer's diagram"):
 
-* The *ends* are the answer's matched symbols, best first. From each end a breadth-first walk
-  follows ``calls`` and ``inherits`` edges forward (confidence at or above ``min_confidence``),
-  at most ``PATH_HOPS`` edges and ``WALK_LIMIT`` nodes, and keeps the shortest path to every
-  other end it meets.
+* The *ends* are the answer's matched symbols, best first; the *top* ones are the best match
+  and the expansion's seeds. From each end a breadth-first walk follows ``calls`` and
+  ``inherits`` edges forward (confidence at or above ``min_confidence``), at most ``PATH_HOPS``
+  edges and ``WALK_LIMIT`` nodes, and keeps the shortest path to every other end it meets. Only
+  paths from or to a top end count: two minor matches joined through a hub (``main`` calling
+  half the code) drew a fan the panel could not hold.
 * Nodes go in by priority until ``max_nodes`` (``RetrievalOptions.diagram_nodes``) are held:
   the best match; then the paths that join it, shortest first (ties: the better-ranked pair),
   each whole or not at all (when none joins it, the first path and those joining that); then
   the direct callees, bases and callers of the nodes already in, from the graph expansion
-  (code before tests, callees before callers; callers only of matches), at most
-  ``FANOUT`` from any one node.
-  A path that joins none of that stays out, as do matches with no link: the citations list
-  them, and a second cluster beside the first doubled the width the panel has to show.
+  (code before tests, callees before callers; callers only of matches), each only while the
+  box it hangs from has fewer than ``MAX_DEGREE`` lines. A path that joins none of that stays out, as do matches with no link:
+  the citations list them, and a second cluster beside the first doubled the width.
 * Edges are every ``calls``/``inherits`` edge among the chosen nodes. ``imports`` are drawn only
   when they are the answer: when no call or inheritance edge joins the answer's symbols, the
   same selection runs over ``imports``. ``contains`` is never drawn (a method's label names its
@@ -42,14 +43,13 @@ PATH_HOPS = 3  # edges on a path between two matches: a path longer than this ex
 WALK_LIMIT = 4000  # nodes one walk may visit, so a hub cannot make a question slow
 PATH_KINDS = ("calls", "inherits")
 IMPORT_KINDS = ("imports",)
-FANOUT = 2  # neighbours one node may bring in: a wider fan does not fit the panel side by side
-LABEL_CHARS = 36
+# lines a box may already have for a neighbour to join it: a wider fan does not fit the panel
+MAX_DEGREE = 3
+LABEL_CHARS = 36  # a node label's length: short enough for three boxes across the panel
 # file kinds (oya.core.kinds) a diagram leaves out first: not "doc", which a folder named "site"
 # or "examples" also gets while it may hold the code itself
 ASIDE_KINDS = ("test", "changelog", "template")
-_ERROR_NAME = re.compile(
-    r"(Error|Exception|Warning)$"
-)  # a node label's length: short enough for four boxes across the panel
+_ERROR_NAME = re.compile(r"(Error|Exception|Warning)$")
 DIRECTION = "TD"
 
 
@@ -159,6 +159,15 @@ def _take_paths(chosen: list[str], paths: list[list[str]], max_nodes: int) -> No
             chosen.extend(new)
 
 
+def _degree(
+    graph: CodeGraph, node_id: str, among: set[str], kinds: Sequence[str], min_confidence: float
+) -> int:
+    """How many of ``among`` one ``kinds`` edge joins to ``node_id``."""
+    return len(
+        {o for o, e in graph.neighbors(node_id, min_confidence) if e.kind in kinds and o in among} - {node_id}
+    )
+
+
 def _select(
     graph: CodeGraph,
     ends: Sequence[str],
@@ -169,24 +178,29 @@ def _select(
     min_confidence: float,
     relevance: Mapping[str, int],
 ) -> list[str]:
-    """Node ids by priority: the best match; the paths that join it (or, when none does, the
-    first path and those joining that); what they call or extend; the matches' other neighbours."""
+    """Node ids by priority: the best match; the paths from or to a top match that join it (or,
+    when none does, the first such path and those joining that); what they call or extend; the
+    matches' other neighbours."""
     chosen: list[str] = list(ends[:1])
+    top = {ends[0], *subgraph.seeds}
     paths = [
         list(dict.fromkeys([p[0].source, *(e.target for e in p)]))
         for p in shortest_paths(graph, ends, kinds, min_confidence)
+        if p[0].source in top or p[-1].target in top
     ]
     _take_paths(chosen, paths, max_nodes)
     if len(chosen) == 1 and paths and len(paths[0]) < max_nodes:
         chosen.extend(paths.pop(0))
         _take_paths(chosen, paths, max_nodes)
-    brought: dict[str, int] = {}
     matched = set(ends)
     for near_only in (True, False):  # what they call or extend, then what else touches a match
         for node_id, via, downstream in _neighbours(subgraph, chosen, kinds, min_confidence, relevance):
             wanted = downstream if near_only else via in matched
-            if len(chosen) < max_nodes and wanted and brought.get(via, 0) < FANOUT:
-                brought[via] = brought.get(via, 0) + 1
+            if (
+                len(chosen) < max_nodes
+                and wanted
+                and _degree(graph, via, set(chosen), kinds, min_confidence) < MAX_DEGREE
+            ):
                 chosen.append(node_id)
     return chosen[:max_nodes]
 

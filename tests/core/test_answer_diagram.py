@@ -10,7 +10,7 @@ from test_diagram import HOSTILE, assert_safe
 
 from oya.core.answer_diagram import (
     EMPTY_PLAN,
-    FANOUT,
+    MAX_DEGREE,
     PATH_HOPS,
     DiagramPlan,
     plan_diagram,
@@ -126,8 +126,25 @@ def test_fan_out_is_bounded_per_node() -> None:
     hub = fn("h.py", "hub")
     leaves = [fn("h.py", f"leaf{i}", 10 + i) for i in range(8)]
     g = CodeGraph([hub, *leaves], [Edge(hub.id, leaf.id, "calls", 1.0) for leaf in leaves])
-    p = plan(g, [hub.id])
-    assert len(p.nodes) == 1 + FANOUT
+    assert len(plan(g, [hub.id]).nodes) == 1 + MAX_DEGREE
+
+
+def test_paths_count_only_from_or_to_a_top_match() -> None:
+    """Two minor matches joined through a hub do not widen the diagram; a top match's path does."""
+    top, hub = fn("a.py", "top"), fn("cli.py", "main")
+    minor = [fn("b.py", f"minor{i}", 10 + i) for i in range(4)]
+    edges = [Edge(hub.id, n.id, "calls", 1.0) for n in (top, *minor)]
+    g = CodeGraph([top, hub, *minor], edges)
+    p = plan_diagram(
+        g,
+        [top.id, minor[0].id, minor[1].id, minor[2].id, minor[3].id],
+        expansion(g, [top.id]),
+        max_nodes=10,
+        min_confidence=0.5,
+    )
+    ids = [n.id for n in p.nodes]
+    assert ids[0] == top.id and hub.id in ids  # the hub calls the best match: its caller
+    assert len(ids) <= 1 + MAX_DEGREE  # not every minor match the hub also calls
 
 
 def test_paths_are_shortest_and_bounded_in_hops() -> None:
