@@ -257,39 +257,52 @@ def score(queries: list[dict[str, Any]], ranking: dict[str, list[str]], work: Pa
 
 
 def speed(models: list[em.Candidate], texts: list[str], rounds: int = 2) -> dict[str, Any]:
-    """chunks/s per encoder on the same texts, models interleaved round by round."""
+    """chunks/s per encoder on the same texts, models interleaved round by round: per wall second
+    (depends on the machine's load) and per CPU second of this process (2 threads; much less so)."""
     encoders = {c.name: em.encoder_for(c) for c in models if c.kind != "static-corpus"}
     for enc in encoders.values():
         enc.encode(texts[:5])  # warm
-    seen: dict[str, list[float]] = {n: [] for n in encoders}
+    wall: dict[str, list[float]] = {n: [] for n in encoders}
+    cpu: dict[str, list[float]] = {n: [] for n in encoders}
     loads = []
     for _ in range(rounds):
         for name, enc in encoders.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             enc.encode(texts)
-            seen[name].append(len(texts) / (time.perf_counter() - t0))
-            loads.append(float(open("/proc/loadavg").read().split()[0]))
-    return {"chunks_per_s": {n: max(v) for n, v in seen.items()}, "load_1min": [min(loads), max(loads)]}
+            wall[name].append(len(texts) / (time.perf_counter() - t0))
+            cpu[name].append(len(texts) / (time.process_time() - c0))
+            loads.append(float(_load().split()[0]))
+    return {
+        "chunks_per_s": {n: max(v) for n, v in wall.items()},
+        "chunks_per_cpu_s": {n: max(v) for n, v in cpu.items()},
+        "load_1min": [min(loads), max(loads)],
+    }
 
 
 def sizes(models: list[em.Candidate], sample: list[str]) -> dict[str, Any]:
     """The browser's file (int8 ONNX) raw and gzipped, and its cosine with the fp32 export."""
     out: dict[str, Any] = {}
     for c in models:
-        if c.kind in ("onnx-export", "onnx-given") and c.file.endswith("quantized.onnx"):
+        if c.kind == "product":
+            from oya.model_export import export_query_model
+
+            folder = export_query_model()
+        elif c.kind in ("onnx-export", "onnx-given") and c.file.endswith("quantized.onnx"):
             folder = em.model_dir(c)
-            int8 = folder / "onnx" / "model_quantized.onnx"
-            a = em.OnnxEncoder(folder).encode(sample)
-            b = em.OnnxEncoder(folder, "onnx/model.onnx").encode(sample)
-            cos = (a * b).sum(1)
-            out[c.name] = {
-                "int8_bytes": int8.stat().st_size,
-                "int8_gzip_bytes": len(gzip.compress(int8.read_bytes(), 6)),
-                "tokenizer_bytes": (folder / "tokenizer.json").stat().st_size,
-                "cos_int8_fp32_mean": float(cos.mean()),
-                "cos_int8_fp32_min": float(cos.min()),
-                "dim": int(a.shape[1]),
-            }
+        else:
+            continue
+        int8 = folder / "onnx" / "model_quantized.onnx"
+        a = em.OnnxEncoder(folder).encode(sample)
+        b = em.OnnxEncoder(folder, "onnx/model.onnx").encode(sample)
+        cos = (a * b).sum(1)
+        out[c.name] = {
+            "int8_bytes": int8.stat().st_size,
+            "int8_gzip_bytes": len(gzip.compress(int8.read_bytes(), 6)),
+            "tokenizer_bytes": (folder / "tokenizer.json").stat().st_size,
+            "cos_int8_fp32_mean": float(cos.mean()),
+            "cos_int8_fp32_min": float(cos.min()),
+            "dim": int(a.shape[1]),
+        }
     return out
 
 
@@ -313,6 +326,9 @@ def table(results: dict[str, Any], langs: list[str]) -> str:
 
 def measure(a: argparse.Namespace, models: list[em.Candidate]) -> dict[str, Any]:
     queries = subset(a.per_repo, a.repos.split(","))
+    if a.ids:  # an explicit list (e.g. the queries a slow model finished)
+        queries = subset(99, sorted({i.rsplit("-", 1)[0].replace("__", "/") for i in a.ids.split(",")}))
+        queries = [q for q in queries if q["id"] in a.ids.split(",")]
     print(f"{len(queries)} queries, {len(models)} models; load {_load()}")
     t0 = time.time()
     check_parity(queries[0])
@@ -383,17 +399,20 @@ def render(reports: dict[str, dict[str, Any]]) -> str:
             sp = rep["speed"]
             out += [f"## Speed and browser file, run `{tag}` ({rep['date']}; load {sp['load_1min']})", ""]
             out += [
-                "| model | chunks/s (2 threads, one text per run) | int8 MB | int8 gzip MB | cos int8 vs fp32 (mean / min) | dim |",
-                "|---|---|---|---|---|---|",
+                "| model | chunks/s (wall, 2 threads, one text per run) | chunks per CPU s "
+                "| int8 MB | int8 gzip MB | cos int8 vs fp32 (mean / min) | dim |",
+                "|---|---|---|---|---|---|---|",
             ]
             for m, cps in sp["chunks_per_s"].items():
+                per_cpu = sp.get("chunks_per_cpu_s", {}).get(m, float("nan"))
                 b = rep["browser_file"].get(m, {})
                 size = (
-                    f"{b['int8_bytes'] / 1e6:.1f} | {b['int8_gzip_bytes'] / 1e6:.1f} | {b['cos_int8_fp32_mean']:.3f} / {b['cos_int8_fp32_min']:.3f} | {b['dim']}"
+                    f"{b['int8_bytes'] / 1e6:.1f} | {b['int8_gzip_bytes'] / 1e6:.1f} | "
+                    f"{b['cos_int8_fp32_mean']:.3f} / {b['cos_int8_fp32_min']:.3f} | {b['dim']}"
                     if b
                     else "- | - | - | -"
                 )
-                out.append(f"| {m} | {cps:.1f} | {size} |")
+                out.append(f"| {m} | {cps:.1f} | {per_cpu:.1f} | {size} |")
             out += ["", f"Sample: {rep['speed_sample']}", ""]
     out += [
         "## Candidates measured",
@@ -412,6 +431,7 @@ def main() -> None:
     ap.add_argument("--per-repo", type=int, default=2)
     ap.add_argument("--repos", default=",".join(SUBSET))
     ap.add_argument("--models", default=",".join(c.name.split()[0] for c in em.CANDIDATES))
+    ap.add_argument("--ids", default="", help="these query ids instead of --per-repo/--repos")
     ap.add_argument("--no-fused", action="store_true", help="only the embedding-alone rows")
     ap.add_argument("--speed-sample", type=int, default=150)
     ap.add_argument("--speed-only", action="store_true", help="only chunks/s and the browser file")
