@@ -243,17 +243,37 @@ def check_parity(query: dict[str, Any]) -> None:
 
 
 def score(queries: list[dict[str, Any]], ranking: dict[str, list[str]], work: Path) -> dict[str, Any]:
+    """score.py's summary, plus its per-query rows (``_per_query``) for the paired intervals."""
     work.mkdir(parents=True, exist_ok=True)
-    qfile, pfile = work / "queries.jsonl", work / "preds.jsonl"
+    qfile, pfile, per = work / "queries.jsonl", work / "preds.jsonl", work / "per_query.jsonl"
     qfile.write_text("".join(json.dumps(q) + "\n" for q in queries))
     pfile.write_text("".join(json.dumps({"id": i, "files": f}) + "\n" for i, f in ranking.items()))
     out = subprocess.run(
-        [sys.executable, str(SET / "score.py"), str(qfile), str(pfile), "--json"],
+        [sys.executable, str(SET / "score.py"), str(qfile), str(pfile), "--per-query", str(per), "--json"],
         capture_output=True,
         text=True,
         check=True,
     )
-    return json.loads(out.stdout)["summary"]
+    summary = json.loads(out.stdout)["summary"]
+    summary["_per_query"] = {r["id"]: r for r in map(json.loads, per.read_text().splitlines())}
+    return summary
+
+
+def paired(results: dict[str, Any], base: str, metrics: tuple[str, ...] = ("R@1", "R@5", "MRR")) -> dict:
+    """Each row minus ``base`` (same family: oya or embed), mean over queries with a 95 % paired
+    bootstrap interval (2,000 resamples, fixed seed)."""
+    rng = np.random.default_rng(0)
+    out: dict[str, Any] = {}
+    for row, summ in results.items():
+        ref = results.get(f"{row.split(':')[0]}:{base}")
+        if ref is None or summ is ref:
+            continue
+        ids = sorted(summ["_per_query"])
+        for m in metrics:
+            d = np.array([summ["_per_query"][i][m] - ref["_per_query"][i][m] for i in ids])
+            boot = d[rng.integers(0, len(d), (2000, len(d)))].mean(axis=1)
+            out.setdefault(row, {})[m] = [float(d.mean()), *map(float, np.percentile(boot, [2.5, 97.5]))]
+    return out
 
 
 def speed(models: list[em.Candidate], texts: list[str], rounds: int = 2) -> dict[str, Any]:
@@ -343,8 +363,12 @@ def measure(a: argparse.Namespace, models: list[em.Candidate]) -> dict[str, Any]
         with Index(STORE / "kept" / q["id"]) as index:
             lines += sum(n for _p, _lang, _size, n in index.files())
             chunks += len(index.chunk_paths())
+    deltas = paired(results, "minilm-l6 (product)") if any("product" in r for r in rows) else {}
+    for summ in results.values():
+        summ.pop("_per_query")
     return {
         "queries": [q["id"] for q in queries],
+        "paired_vs_product": deltas,
         "per_language_n": {lang: sum(q["language"] == lang for q in queries) for lang in langs},
         "results": results,
         "embedding_run": stats,
@@ -385,6 +409,15 @@ def render(reports: dict[str, dict[str, Any]]) -> str:
                 "",
             ]
             out += [table(rep["results"], langs), ""]
+            if rep.get("paired_vs_product"):
+                out += [
+                    "Minus the product's row of the same kind (mean, 95 % paired bootstrap interval):",
+                    "",
+                ]
+                for row, ms in rep["paired_vs_product"].items():
+                    cells = [f"{m} {v[0]:+.3f} [{v[1]:+.3f}, {v[2]:+.3f}]" for m, v in ms.items()]
+                    out.append(f"- {row}: " + "; ".join(cells))
+                out.append("")
             out += [
                 f"Embedding work in this run (chunks not cached before, wall s under load {rep['load']}):",
                 "",
