@@ -5,7 +5,8 @@ Usage (from the project root; reads the kept indexes read-only, writes only unde
     OYA_COMMITS_CACHE=/work/wt/_evalcache PYTHONPATH=$PWD nice -n 15 \\
         .venv/bin/python bench/embed_survey.py [--per-repo 2] [--models a,b] [--no-fused]
 
-Candidates and where their weights come from: ``embed_survey_models.py``; the page: ``embed_survey_report.py``. For a fixed subset of
+Candidates and where their weights come from: ``embed_survey_models.py``; the page:
+``embed_survey_report.py``. For a fixed subset of
 the commits set (the first ``--per-repo`` kept queries of each repository in SUBSET, all 11
 languages), every chunk of each query's kept index is embedded by each candidate (the product's
 ``embed_text``: title + text, 256 tokens), vectors cached by text under
