@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from oya.core.channels import CHANNEL_NAMES
+from oya.core.confidence import ConfidenceRule
 from oya.core.files import FILE_AGGREGATIONS
 
 
@@ -44,6 +45,8 @@ class RetrievalOptions:
     exclude: tuple[str, ...] = ()
     intent: str | None = None  # reported intent, when the caller knows it better than the classifier
     weights: Mapping[str, float] | None = field(default=None)  # None: query.CHANNEL_WEIGHTS
+    # the thresholds of the HIGH / MEDIUM / LOW banner (oya.core.confidence)
+    confidence: ConfidenceRule = field(default_factory=ConfidenceRule)
 
     def __post_init__(self) -> None:
         for name in self.channels:
