@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from core_corpus import Inventory, build_inventory, embed, make_chunk
@@ -101,16 +102,19 @@ def evidence(
     overlap: bool | None = True,
     named: tuple[str, ...] = (),
     named_found: int = 0,
+    leaders: int = 2,
+    margin: float | None = 2.0,
 ) -> Evidence:
-    return Evidence(cosine, 0.5, convergence, voters, overlap, named, named_found, ("lexical", "semantic"))
+    top = ("lexical", "semantic")
+    return Evidence(cosine, 0.5, convergence, voters, overlap, named, named_found, top, leaders, margin)
 
 
 def test_gather_evidence_counts_channel_votes_and_names() -> None:
     paths = {CHUNK.id: CHUNK.path, OTHER.id: OTHER.path}
     votes = channel_files({"lexical": [CHUNK.id, OTHER.id], "semantic": [CHUNK.id], "graph": []}, paths)
     assert votes == {
-        "lexical": {"inventory/utils.py", "inventory/store.py"},
-        "semantic": {"inventory/utils.py"},
+        "lexical": ["inventory/utils.py", "inventory/store.py"],
+        "semantic": ["inventory/utils.py"],
     }
     hits = [Hit(CHUNK, 0.1, ("lexical", "semantic")), Hit(OTHER, 0.05, ("lexical",))]
     plan = plan_query("format_money drops cents in Store.restock and inventory/ledger.py")
@@ -121,16 +125,22 @@ def test_gather_evidence_counts_channel_votes_and_names() -> None:
     # format_money is in the code found; restock and ledger.py are not
     assert ev.named == ("format_money", "restock", "ledger.py") and ev.named_found == 1
     assert ev.top_channels == ("lexical", "semantic")
+    assert ev.leaders == 2 and ev.margin == pytest.approx(2.0)  # both rank utils.py first; 1.0 / 0.5
     apart = channel_files({"lexical": [CHUNK.id], "semantic": [OTHER.id]}, paths)
     assert gather_evidence(plan, hits, hits, FILES, apart, {}).overlap is False
-    assert gather_evidence(plan, hits, hits, FILES, {"lexical": {"a"}}, {}).overlap is None
+    assert gather_evidence(plan, hits, hits, FILES, {"lexical": ["a"]}, {}).overlap is None
 
 
-def test_confidence_high_when_the_evidence_has_no_gap() -> None:
+def test_confidence_high_when_the_first_file_stands_out_without_gaps() -> None:
     high = assess_confidence(evidence(), quality())
     assert high.level == "HIGH" and high.disclaimer == DISCLAIMERS["HIGH"] and high.gaps == ()
     assert high.score == 1.0
+    assert "first file scores 2.00x the second" in high.reasons
     assert "first file found by 3 of 3 channels" in high.reasons
+    # a single file stands out by itself; a close second keeps the answer at MEDIUM
+    assert assess_confidence(evidence(margin=None), quality()).level == "HIGH"
+    close = assess_confidence(evidence(margin=1.2), quality())
+    assert close.level == "MEDIUM" and close.gaps == () and close.score == 0.75
 
 
 def test_each_gap_is_named_and_one_gap_is_medium() -> None:
@@ -138,6 +148,7 @@ def test_each_gap_is_named_and_one_gap_is_medium() -> None:
     cases = {
         "weak best match (similarity 0.20)": evidence(cosine=0.2),
         "the first file is backed by 1 of 3 search channels": evidence(convergence=(1, 3)),
+        "no search channel ranks the first file first": evidence(leaders=0),
         "the search channels disagree: none of the first files is found by two of them": evidence(
             convergence=(2, 1), overlap=False
         ),
@@ -148,15 +159,14 @@ def test_each_gap_is_named_and_one_gap_is_medium() -> None:
     for gap, ev in cases.items():
         conf = assess_confidence(ev, quality(), rule)
         assert conf.gaps == (gap,), gap
-        assert conf.level == "MEDIUM" and conf.reasons[0] == gap
-    # a match neither weak nor strong is no gap, and not HIGH either
-    assert assess_confidence(evidence(cosine=0.5), quality(), rule).level == "MEDIUM"
+        assert conf.level == "HIGH" and conf.reasons[0] == gap  # one gap alone does not lower it
+        assert assess_confidence(replace(ev, margin=1.0), quality(), rule).level == "MEDIUM"
 
 
-def test_two_gaps_are_low() -> None:
-    conf = assess_confidence(evidence(cosine=0.2, convergence=(1, 1), overlap=True), quality())
+def test_two_gaps_are_low_even_when_the_first_file_stands_out() -> None:
+    conf = assess_confidence(evidence(cosine=0.2, convergence=(1, 1), leaders=0), quality())
     assert conf.level == "LOW" and conf.disclaimer == DISCLAIMERS["LOW"]
-    assert len(conf.gaps) == 3  # weak, one channel behind the first file, no file found by two
+    assert len(conf.gaps) == 4  # weak, one channel behind it, no channel ranks it first, no file by two
     assert assess_confidence(evidence(cosine=0.2), quality(), ConfidenceRule(low_gaps=1)).level == "LOW"
 
 
