@@ -124,6 +124,7 @@ def run_queries(
         finally:
             rankers.close()
         rec = {"id": q["id"], "rows": rows, "build": built, "rank_seconds": time.perf_counter() - t0}
+        rec["confidence"] = rankers.confidence
         done[q["id"]] = rec
         with log.open("a") as fh:
             fh.write(json.dumps(rec) + "\n")

@@ -28,6 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -189,6 +190,12 @@ def bm25_tree(tree: Path, question: str) -> list[str]:
     return [files[i][0] for i in np.argsort(-scores, kind="stable")[:DEPTH] if scores[i] > 0]
 
 
+def confidence_record(result: RetrievalResult) -> dict[str, Any]:
+    """The banner of Oya's answer for the run log: level, gaps, the evidence behind them."""
+    c = result.confidence
+    return {"level": c.level, "gaps": list(c.gaps), "evidence": result.quality.evidence.to_dict()}
+
+
 class IndexRankers:
     """Every row's file ranking for questions against one built index."""
 
@@ -196,6 +203,7 @@ class IndexRankers:
         self.searcher = Searcher.open(index_dir)
         self.corpus = load_corpus(self.searcher.index, tree)
         self.tree = tree
+        self.confidence: dict[str, Any] = {}  # the last ``rank``'s banner (``confidence_record``)
 
     def close(self) -> None:
         self.searcher.index.close()
@@ -218,7 +226,9 @@ class IndexRankers:
     def rank(self, question: str) -> dict[str, list[str]]:
         c = self.corpus
         out: dict[str, list[str]] = {}
-        out["oya"] = [f.path for f in self.searcher.search(question, k=10).files]
+        shipped = self.searcher.search(question, k=10)
+        out["oya"] = [f.path for f in shipped.files]
+        self.confidence = confidence_record(shipped)
         out["oya-nokinds"] = [f.path for f in self._search_before(question).files]
         out["bm25-tree"] = bm25_tree(self.tree, question)
         out["oya-k30"] = [f.path for f in self.searcher.search(question, k=30).files]

@@ -65,10 +65,8 @@ def calibration_table(cal: dict[str, Any]) -> str:
             f"| {level} | {m['n']} | {100 * m['share']:.1f} % | {100 * m['precision']:.1f} % "
             f"| {100 * m['misses']:.1f} % |"
         )
-    lines.append(
-        f"\n{cal['n']} queries; the top 10 misses every gold file for {cal['misses']}, "
-        f"of which LOW: {100 * cal['low_recall_of_misses']:.0f} %."
-    )
+    caught = f"of which LOW: {100 * cal['low_recall_of_misses']:.0f} %" if cal["misses"] else "none"
+    lines.append(f"\n{cal['n']} queries; the top 10 misses every gold file for {cal['misses']}, {caught}.")
     return "\n".join(lines)
 
 
@@ -108,6 +106,16 @@ def summarize(
                 "top5_test": sum(s["test"] for s in shares) / n,
                 "top1_noncode": sum(1 for f in lists.values() if f and file_kind(f[0]) in NON_CODE),
             }
+    out["calibration"] = calibration(
+        [
+            {
+                "level": done[q["id"]]["confidence"]["level"],
+                "gold_rank": gold_rank(done[q["id"]]["rows"]["oya"], q["gold_files"]),
+            }
+            for q in ran
+            if "confidence" in done[q["id"]]
+        ]
+    )
     builds = [done[q["id"]]["build"] for q in ran]
     out["build"] = {
         "seconds": round(sum(b["seconds"] for b in builds), 1),
@@ -178,4 +186,11 @@ def render_markdown(result: dict[str, Any]) -> str:
     ]
     for name in ("all", "source"):
         parts += ["", f"## Per language, view `{name}`", "", language_table(result, name)]
+    if result.get("calibration", {}).get("n"):
+        parts += [
+            "",
+            "## Confidence calibration (row `oya`, view `all`)",
+            "",
+            calibration_table(result["calibration"]),
+        ]
     return "\n".join(parts) + "\n"
