@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from core_corpus import Inventory, build_inventory, embed, make_chunk
