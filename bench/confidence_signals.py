@@ -216,9 +216,45 @@ def best_rule(rows: Sequence[dict[str, Any]]) -> ConfidenceRule:
     return best[1]
 
 
+def side_by_side(sets: dict[str, list[dict[str, Any]]], rule: ConfidenceRule) -> str:
+    """One table for every set: per level its queries (share), precision and misses, then the
+    misses' LOW share, for the whole set and its check half."""
+    cals = {name: calibration(relevel(rows, rule)) for name, rows in sets.items()}
+    checks = {
+        name: calibration(relevel([r for r in rows if split_of(r["id"]) == "check"], rule))
+        for name, rows in sets.items()
+    }
+    head = "| level | " + " | ".join(
+        f"{n}: queries (share) | precision | check half: precision" for n in sets
+    )
+    lines = [head + " |", "| --- |" + " ---: | ---: | ---: |" * len(sets)]
+    for level in ("HIGH", "MEDIUM", "LOW"):
+        cells = [level]
+        for name in sets:
+            m, c = cals[name]["levels"][level], checks[name]["levels"][level]
+            cells += [
+                f"{m['n']} ({100 * m['share']:.0f} %)",
+                f"{100 * m['precision']:.1f} %",
+                f"{100 * c['precision']:.1f} %",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    cells = ["misses shown LOW"]
+    for name in sets:
+        cal, chk = cals[name], checks[name]
+        low = round(cal["low_recall_of_misses"] * cal["misses"])
+        cells += [
+            f"{low} of {cal['misses']}",
+            f"{100 * cal['low_recall_of_misses']:.0f} %",
+            f"{100 * chk['low_recall_of_misses']:.0f} %",
+        ]
+    lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def report(sets: dict[str, list[dict[str, Any]]]) -> None:
     """Tune on the union of every set's ``tune`` half; print each set's halves and whole."""
     tune = [r for rows in sets.values() for r in rows if split_of(r["id"]) == "tune"]
+    print(f"\n## shipped, every set\n\n{side_by_side(sets, ConfidenceRule())}\n")
     print(f"\ntuned on {len(tune)} queries (the tune halves of {', '.join(sets)})\n")
     for name, rule in (("shipped", ConfidenceRule()), ("grid best on tune", best_rule(tune))):
         print(f"## {name}: {rule}\n")
