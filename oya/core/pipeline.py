@@ -26,6 +26,7 @@ from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.files import DECAY_CHUNKS
 from oya.core.filters import path_filter
 from oya.core.graph import CodeGraph, uniform_prior
+from oya.core.kinds import DEMOTED
 from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.query import QueryPlan, plan_query
 from oya.core.records import Node
@@ -101,7 +102,7 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
                 top_n=DECAY_CHUNKS,
             ),
         ),
-        ("kinds", order_kinds),
+        ("kinds", partial(order_kinds, demoted=DEMOTED, hits=False)),
         ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
         ("expand", expand_stage(o, uniform_prior)),
         ("pack", partial(pack, budget=o.context_budget, diagram_budget=o.diagram_budget)),
