@@ -44,7 +44,6 @@ import numpy as np
 from oya import store_patch
 from oya.core.bm25 import K1, B, rarest
 from oya.core.channels import ChannelUnavailable
-from oya.core.filelex import FileDocs
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Edge, Node
@@ -529,50 +528,6 @@ class DuckBM25Channel:
         self.index = index
         self.k1 = k1
         self.b = b
-        self._file_docs: FileDocs | None = None
-
-    def file_docs(self, paths: Mapping[str, str]) -> FileDocs:
-        """Each file's length in tokens (its chunks' summed), read once (``oya.core.filelex``)."""
-        if self._file_docs is None:
-            rows = (
-                self.index.con.execute(
-                    "SELECT c.path, sum(d.len) FROM fts_main_chunks.docs d JOIN chunks c ON c.id = d.name GROUP BY c.path"
-                ).fetchall()
-                if self.index.has_fts
-                else []
-            )
-            self._file_docs = FileDocs({str(p): int(n) for p, n in rows}, k1=self.k1, b=self.b)
-        return self._file_docs
-
-    def file_term_counts(self, terms: Sequence[str], paths: Mapping[str, str]) -> dict[str, dict[str, int]]:
-        """Per term: file -> the term's count summed over the file's chunks, one aggregate."""
-        terms = list(dict.fromkeys(terms))
-        if not terms or not self.index.has_fts:
-            return {}
-        marks = ", ".join("?" for _ in terms)
-        con = self.index.con
-        found = con.execute(
-            f"SELECT termid, term, df FROM fts_main_chunks.dict WHERE term IN ({marks})", terms
-        ).fetchall()
-        df = {str(t): int(n) for _, t, n in found}
-        keep = set(rarest(terms, lambda t: df.get(t, 0)))
-        term_of = {int(tid): str(t) for tid, t, _ in found if t in keep}
-        if not term_of:
-            return {}
-        # termids inlined as integers, so the zone maps of the sorted postings prune (bm25_sql)
-        ids = ", ".join(str(t) for t in sorted(term_of))
-        rows = con.execute(
-            f"""
-            SELECT p.termid, c.path, sum(p.tf)::BIGINT
-            FROM bm25_postings p JOIN fts_main_chunks.docs d USING (docid) JOIN chunks c ON c.id = d.name
-            WHERE p.termid IN ({ids})
-            GROUP BY ALL
-            """
-        ).fetchall()
-        out: dict[str, dict[str, int]] = {}
-        for tid, path, tf in rows:
-            out.setdefault(term_of[int(tid)], {})[str(path)] = int(tf)
-        return out
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
         if not self.index.has_fts:

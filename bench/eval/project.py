@@ -13,13 +13,12 @@ import json
 import random
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from oya.core.bm25 import BM25Index
 from oya.core.channels import Channel
-from oya.core.filelex import FileDocs
 from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
 from oya.embed import Embedder
@@ -170,13 +169,6 @@ class MemoChannel:
     def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
         source = getattr(self.inner, "vectors_for", None)
         return dict(source(ids)) if source is not None else {}
-
-    def file_docs(self, paths: Mapping[str, str]) -> FileDocs:
-        """The inner lexical channel's file documents (``oya.core.filelex.FileTermSource``)."""
-        return self.inner.file_docs(paths)  # type: ignore[attr-defined,no-any-return]
-
-    def file_term_counts(self, terms: Sequence[str], paths: Mapping[str, str]) -> dict[str, dict[str, int]]:
-        return self.inner.file_term_counts(terms, paths)  # type: ignore[attr-defined,no-any-return]
 
 
 class FoldedBM25Channel:

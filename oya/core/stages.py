@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 
 from oya.core.channels import Channel, ChannelUnavailable, Corpus
 from oya.core.context import build_context
-from oya.core.filelex import FileTermSource, rank_file_docs
 from oya.core.files import rank_files
 from oya.core.filters import promote_clear_winner, weigh_tests
 from oya.core.fusion import Fused, fuse
@@ -146,34 +145,6 @@ def rank_candidate_files(
     """Files ranked from the whole candidate pool (before the per-file cap)."""
     files = rank_files(c.pool, mode=mode, graph=q.graph, min_confidence=min_confidence, top_n=top_n)
     return replace(c, files=tuple(files))
-
-
-def file_lexical(q: Query, c: Candidates, *, depth: int, rrf_k: int, weight: float) -> Candidates:
-    """The ranked files fused (RRF, ``rrf_k``) with BM25 over whole files (path + text), whose
-    list counts ``weight``; a file only the file-level BM25 found joins with no chunk."""
-    source = next((ch for ch in q.channels if ch.name == "lexical" and isinstance(ch, FileTermSource)), None)
-    if source is None or "lexical" not in c.rankings:  # switched off or unavailable: as it was
-        return c
-    paths = q.corpus.chunk_paths()
-    ranked = [p for p, _ in rank_file_docs(q.plan.lexical_tokens, source, paths, depth)]
-    if q.allowed is not None:
-        ranked = [p for p in ranked if q.allowed(p)]
-    return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
-
-
-def fuse_files(
-    files: Sequence[FileHit], ranked: Sequence[str], *, rrf_k: int, weight: float
-) -> list[FileHit]:
-    """``files`` (ranked from chunks) and ``ranked`` paths fused by weighted RRF, best first."""
-    by_path = {f.path: f for f in files}
-    scores: dict[str, float] = {}
-    for r, f in enumerate(files, 1):
-        scores[f.path] = 1.0 / (rrf_k + r)
-    for r, path in enumerate(ranked, 1):
-        scores[path] = scores.get(path, 0.0) + weight / (rrf_k + r)
-    out = [replace(by_path[p], score=s) if p in by_path else FileHit(p, s, ()) for p, s in scores.items()]
-    out.sort(key=lambda f: (-f.score, f.path))
-    return out
 
 
 def order_kinds(q: Query, c: Candidates, *, demoted: Sequence[str], hits: bool) -> Candidates:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import random
 import shutil
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # the file-BM25 variant
 
 import oya.store
 from oya.chunking import chunk_file
@@ -428,12 +431,14 @@ def test_empty_index_has_no_fts_and_channels_are_unavailable(tmp_path: Path) -> 
             MatrixVectorChannel(idx).search(plan_query("x"), [1.0, 0, 0, 0], 5)
 
 
-def test_duckdb_file_bm25_equals_core_file_bm25(corpus: Corpus, index: Index) -> None:
-    from oya.core.filelex import MemoryFileTerms, rank_file_docs
+def test_duckdb_file_bm25_equals_core_file_bm25(  # the variant's two backends (bench/variants)
+    corpus: Corpus, index: Index
+) -> None:
+    from variants.file_lexical import DuckFileTerms, MemoryFileTerms, rank_file_docs
 
     paths = {c.id: c.path for c in corpus.chunks}
     core = MemoryFileTerms(BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks))
-    duck = DuckBM25Channel(index)
+    duck = DuckFileTerms(index)
     compared = 0
     for q in queries():
         terms = plan_query(q).lexical_tokens
@@ -456,8 +461,9 @@ def long_queries() -> list[str]:
 
 
 def test_long_questions_search_the_same_rarest_terms_in_both_backends(corpus: Corpus, index: Index) -> None:
+    from variants.file_lexical import DuckFileTerms, MemoryFileTerms, rank_file_docs
+
     from oya.core.bm25 import MAX_QUERY_TERMS
-    from oya.core.filelex import MemoryFileTerms, rank_file_docs
 
     core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
     paths = {c.id: c.path for c in corpus.chunks}
@@ -469,5 +475,5 @@ def test_long_questions_search_the_same_rarest_terms_in_both_backends(corpus: Co
         ref = core.search(plan.lexical_tokens, 100)
         assert [d for d, _ in duck] == [d for d, _ in ref]
         want = rank_file_docs(plan.lexical_tokens, MemoryFileTerms(core), paths, 30)
-        got = rank_file_docs(plan.lexical_tokens, channel, paths, 30)
+        got = rank_file_docs(plan.lexical_tokens, DuckFileTerms(index), paths, 30)
         assert [p for p, _ in got] == [p for p, _ in want]

@@ -10,7 +10,6 @@ from core_corpus import Inventory, build_inventory, embed
 
 from oya.core import stages
 from oya.core.channels import UnavailableChannel
-from oya.core.filelex import rank_file_docs
 from oya.core.filters import path_filter
 from oya.core.fusion import Fused
 from oya.core.graph import uniform_prior
@@ -159,33 +158,6 @@ def test_order_kinds_moves_build_files_and_the_answers_chunks_when_asked_to(inve
         query(inventory, "the Makefile target for stock"), c, demoted=DEMOTED_ALL, hits=False
     )
     assert [f.path for f in asked.files][0] == "Makefile" and asked.pool == c.pool
-
-
-def test_file_lexical_fuses_whole_file_bm25_with_the_chunk_file_ranking(inventory: Inventory) -> None:
-    q = query(inventory, "reserve stock OutOfStockError")
-    c = stages.gather(q, start(), names=("lexical",))
-    files = _files("inventory/models.py", "docs/guide.md")
-    out = stages.file_lexical(q, replace(c, files=files), depth=10, rrf_k=10, weight=1.0)
-    by_file = [
-        p
-        for p, _ in rank_file_docs(q.plan.lexical_tokens, inventory.bm25, inventory.corpus.chunk_paths(), 10)
-    ]
-    assert by_file[0] == "inventory/service.py"  # the file holding reserve() and its error
-    want = {p: 1 / (11 + i) for i, p in enumerate(by_file)}
-    for i, f in enumerate(files):
-        want[f.path] = want.get(f.path, 0.0) + 1 / (11 + i)
-    assert {f.path: f.score for f in out.files} == pytest.approx(want)
-    assert (
-        next(f for f in out.files if f.path == "inventory/service.py").chunks == ()
-    )  # not a chunk candidate
-    off = stages.file_lexical(q, replace(start(), files=files), depth=10, rrf_k=10, weight=1.0)
-    assert off.files == files  # no lexical ranking (channel off): the files as they were
-
-
-def test_fuse_files_is_weighted_rrf_over_paths() -> None:
-    out = stages.fuse_files(_files("a", "b"), ["b", "c"], rrf_k=10, weight=0.5)
-    assert [f.path for f in out] == ["b", "a", "c"]
-    assert out[0].score == pytest.approx(1 / 12 + 0.5 / 11)
 
 
 def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:
