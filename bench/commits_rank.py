@@ -268,7 +268,9 @@ class IndexRankers:
     def rank_oya(self, question: str) -> dict[str, list[str]]:
         """Only this checkout's Oya rows (``oya`` and the variants, not main's): the reference rows
         and main's come from another run's log (``commits_eval.py --reference-log``)."""
-        out = {"oya": [f.path for f in self.searcher.search(question, k=10).files]}
+        shipped = self.searcher.search(question, k=10)
+        out = {"oya": [f.path for f in shipped.files]}
+        self.confidence = confidence_record(shipped)
         out.update(self.variants(question, main=False))
         return out
 
