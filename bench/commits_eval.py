@@ -107,6 +107,7 @@ def run_queries(
     log: Path,
     spread: bool,
     kept_only: bool = False,
+    reference: dict[str, Any] | None = None,
 ) -> None:
     from commits_rank import IndexRankers
 
@@ -115,15 +116,22 @@ def run_queries(
             continue
         if kept_only and not (kept_index(q["id"]) / "index.duckdb").exists():
             continue
+        if reference is not None and q["id"] not in reference:
+            continue
         tree = evalset.materialize(q["id"], STORE / "trees" / q["id"])
         out, built = index_for(q)
         t0 = time.perf_counter()
         rankers = IndexRankers(out, tree)
         try:
-            rows = rankers.rank(q["query"])
+            rows = (
+                rankers.rank(q["query"])
+                if reference is None
+                else with_reference(rankers.rank_oya(q["query"]), reference[q["id"]]["rows"])
+            )
         finally:
             rankers.close()
         rec = {"id": q["id"], "rows": rows, "build": built, "rank_seconds": time.perf_counter() - t0}
+        rec["confidence"] = rankers.confidence
         done[q["id"]] = rec
         with log.open("a") as fh:
             fh.write(json.dumps(rec) + "\n")
@@ -132,6 +140,16 @@ def run_queries(
             f" rank {rec['rank_seconds']:.1f}s, oya top1 {rows['oya'][:1]}",
             flush=True,
         )
+
+
+def with_reference(mine: dict[str, list[str]], ref: dict[str, list[str]]) -> dict[str, list[str]]:
+    """This checkout's Oya rows over another run's rows (``--reference-log``): the reference rows
+    (BM25, embedding) depend on the tree and the question only, and the other run's ``oya`` and
+    ``oya-nokinds`` rows become ``oya-main`` and ``oya-nokinds`` when it ran main's code."""
+    rows = {
+        ("oya-main" if k == "oya" else "oya-main-k30" if k == "oya-k30" else k): v for k, v in ref.items()
+    }
+    return {**rows, **mine}
 
 
 def kept_index(query_id: str) -> Path:
@@ -241,6 +259,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="rank only queries whose index is kept (OYA_COMMITS_CACHE); build nothing",
     )
+    ap.add_argument(
+        "--reference-log",
+        default="",
+        help="a run log (runs.jsonl) of main's code over the same kept indexes: rank only this "
+        "checkout's Oya rows and take the reference rows (and main's oya as oya-main) from it",
+    )
     ap.add_argument("--out", default=str(RESULTS / "commits_eval.json"))
     ap.add_argument("--report-only", action="store_true", help="score what the run log holds; build nothing")
     ap.add_argument("--estimate-only", action="store_true", help="print the chunk estimate and stop")
@@ -269,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         queries = [q for q in queries if q["id"] in done]
         backfill_tree_rows(evalset, queries, done, log)
     else:
-        run_queries(evalset, queries, done, log, a.sample == "spread", a.kept_only)
+        reference = load_log(Path(a.reference_log)) if a.reference_log else None
+        run_queries(evalset, queries, done, log, a.sample == "spread", a.kept_only, reference)
         queries = [q for q in queries if q["id"] in done]
     result = summarize(evalset, queries, done, CACHE / "preds")
     result["meta"] = {

@@ -4,8 +4,12 @@ Everything here reads a finished Oya index (chunks, their tokens, their vectors)
 it was built from; nothing is written. One ``IndexRankers`` per (repository, commit):
 
 * ``oya``: ``Searcher.search(...).files``, what ``oya search --files`` prints (k = 10), and
-  ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views), and
-  ``oya-nokinds`` (k = 10, the pipeline before the file-kind prior: ``variants.no_kinds``).
+  ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views);
+  ``oya-main`` (main's file aggregation, ``graph``), ``oya-nokinds`` (that, before the file-kind
+  prior: ``variants.no_kinds``) and the variants of ``variants.ranking`` and
+  ``variants.coactivation`` (``oya-filelex``, ``oya-buildlast``, ``oya-coact``; ``oya-prose`` and ``oya-subject``
+  embed the prose part or its first paragraph: ``variants.query_parts``),
+  all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
   skips extensions it does not know, e.g. ``.kt``, ``.php``, ``.y``).
 * ``bm25-files``: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each indexed file's whole
@@ -28,16 +32,22 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
+from variants.coactivation import with_coactivation
+from variants.file_lexical import with_file_lexical
 from variants.no_kinds import without_kinds
+from variants.query_parts import embedding_text
+from variants.ranking import main_pipeline, subject_text, with_build_files_last
 
 from oya.core.options import RetrievalOptions
-from oya.core.pipeline import default_pipeline, retrieve
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve
 from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
-from oya.searcher import Searcher, index_channels
+from oya.embed import Embedder
+from oya.searcher import Searcher, embedder_for, index_channels
 from oya.store import Index
 
 RRF_K = 10
@@ -189,21 +199,45 @@ def bm25_tree(tree: Path, question: str) -> list[str]:
     return [files[i][0] for i in np.argsort(-scores, kind="stable")[:DEPTH] if scores[i] > 0]
 
 
+def confidence_record(result: RetrievalResult) -> dict[str, Any]:
+    """The banner of Oya's answer for the run log: level, gaps, the evidence behind them."""
+    c = result.confidence
+    return {"level": c.level, "gaps": list(c.gaps), "evidence": result.quality.evidence.to_dict()}
+
+
+_EMBEDDERS: dict[str, Embedder | None] = {}
+
+
 class IndexRankers:
     """Every row's file ranking for questions against one built index."""
 
     def __init__(self, index_dir: Path, tree: Path) -> None:
-        self.searcher = Searcher.open(index_dir)
-        self.corpus = load_corpus(self.searcher.index, tree)
+        index = Index(index_dir)
+        model = index.meta.get("model_id", "")
+        if model not in _EMBEDDERS:  # one query model per run, not one load per query
+            _EMBEDDERS[model] = embedder_for(model)
+        self.searcher = Searcher(index, _EMBEDDERS[model])
         self.tree = tree
+        self.confidence: dict[str, Any] = {}  # the last ``rank``'s banner (``confidence_record``)
+        self._corpus: Corpus | None = None
+        self._vectors: dict[str, tuple[list[float] | None, str]] = {}
 
     def close(self) -> None:
         self.searcher.index.close()
 
-    def _search_before(self, question: str) -> RetrievalResult:
-        """Oya's ranking before the file-kind prior (``variants.no_kinds``), k = 10."""
-        vector, reason = self.searcher.embed_query(question)
-        opts = replace(RetrievalOptions(), k=10)
+    @property
+    def corpus(self) -> Corpus:
+        """The reference rows' corpus (read on first use: the Oya rows alone do not need it)."""
+        if self._corpus is None:
+            self._corpus = load_corpus(self.searcher.index, self.tree)
+        return self._corpus
+
+    def _search(self, question: str, pipeline: Pipeline, embed: str | None = None) -> RetrievalResult:
+        """Oya's ranking by ``pipeline`` (k = 10); the semantic channel embeds ``embed`` if given."""
+        text = embed or question
+        if text not in self._vectors:  # one embedding per text for all the rows
+            self._vectors[text] = self.searcher.embed_query(text)
+        vector, reason = self._vectors[text]
         return retrieve(
             question,
             channels=index_channels(
@@ -212,14 +246,41 @@ class IndexRankers:
             graph=self.searcher.index.graph,
             corpus=self.searcher.index,
             vector=vector,
-            pipeline=without_kinds(default_pipeline(opts)),
+            pipeline=pipeline,
         )
+
+    def variants(self, question: str, *, main: bool = True) -> dict[str, list[str]]:
+        """The variant rows (``variants.ranking``, ``variants.coactivation``, ``variants.no_kinds``;
+        ``main``: also main's pipeline, ``oya-main`` and ``oya-nokinds``)."""
+        shipped = default_pipeline(replace(RetrievalOptions(), k=10))
+        rows = {
+            "oya-filelex": with_file_lexical(shipped),
+            "oya-buildlast": with_build_files_last(shipped),
+            "oya-coact": with_coactivation(shipped),
+        }
+        if main:
+            rows |= {"oya-nokinds": without_kinds(main_pipeline(shipped)), "oya-main": main_pipeline(shipped)}
+        out = {name: [f.path for f in self._search(question, p).files] for name, p in rows.items()}
+        for name, text in (("oya-prose", embedding_text(question)), ("oya-subject", subject_text(question))):
+            out[name] = [f.path for f in self._search(question, shipped, text).files]
+        return out
+
+    def rank_oya(self, question: str) -> dict[str, list[str]]:
+        """Only this checkout's Oya rows (``oya`` and the variants, not main's): the reference rows
+        and main's come from another run's log (``commits_eval.py --reference-log``)."""
+        shipped = self.searcher.search(question, k=10)
+        out = {"oya": [f.path for f in shipped.files]}
+        self.confidence = confidence_record(shipped)
+        out.update(self.variants(question, main=False))
+        return out
 
     def rank(self, question: str) -> dict[str, list[str]]:
         c = self.corpus
         out: dict[str, list[str]] = {}
-        out["oya"] = [f.path for f in self.searcher.search(question, k=10).files]
-        out["oya-nokinds"] = [f.path for f in self._search_before(question).files]
+        shipped = self.searcher.search(question, k=10)
+        out["oya"] = [f.path for f in shipped.files]
+        self.confidence = confidence_record(shipped)
+        out.update(self.variants(question))
         out["bm25-tree"] = bm25_tree(self.tree, question)
         out["oya-k30"] = [f.path for f in self.searcher.search(question, k=30).files]
         tokens = tokenize(question)
@@ -229,7 +290,9 @@ class IndexRankers:
         ]
         lex = _scores(c.chunk_bm25, tokens)
         out["bm25-chunks"] = best_per_file(c.chunk_paths, lex)
-        vector, _reason = self.searcher.embed_query(question)
+        if question not in self._vectors:
+            self._vectors[question] = self.searcher.embed_query(question)
+        vector, _reason = self._vectors[question]
         sem = (
             c.matrix @ np.asarray(vector, dtype=np.float64)
             if vector is not None

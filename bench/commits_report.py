@@ -19,6 +19,55 @@ VIEWS = {
 }
 MAIN_ROWS = ("oya", "oya-nokinds", "bm25-tree", "bm25-files", "bm25-chunks", "embedding")
 COLS = ("R@1", "R@5", "R@10", "Acc@5", "MRR")
+LEVELS = ("HIGH", "MEDIUM", "LOW")
+
+
+def gold_rank(files: Sequence[str], gold: Sequence[str]) -> int | None:
+    """The 1-based rank of the first gold file in ``files`` (paths compared as score.py does)."""
+    want = {g.strip().removeprefix("./").lstrip("/") for g in gold}
+    for i, f in enumerate(files, 1):
+        if f.strip().removeprefix("./").lstrip("/") in want:
+            return i
+    return None
+
+
+def calibration(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per confidence level: queries, their share, precision (a gold file in the top 5) and the
+    share whose top 10 misses every gold file; and how many of all such misses were LOW."""
+    n = max(len(rows), 1)
+    misses = [r for r in rows if r["gold_rank"] is None or r["gold_rank"] > 10]
+    levels: dict[str, dict[str, float]] = {}
+    for level in LEVELS:
+        at = [r for r in rows if r["level"] == level]
+        m = max(len(at), 1)
+        levels[level] = {
+            "n": len(at),
+            "share": len(at) / n,
+            "precision": sum(1 for r in at if r["gold_rank"] is not None and r["gold_rank"] <= 5) / m,
+            "misses": sum(1 for r in at if r in misses) / m,
+        }
+    low_misses = sum(1 for r in misses if r["level"] == "LOW")
+    return {
+        "n": len(rows),
+        "levels": levels,
+        "misses": len(misses),
+        "low_recall_of_misses": low_misses / len(misses) if misses else 1.0,
+    }
+
+
+def calibration_table(cal: dict[str, Any]) -> str:
+    lines = [
+        "| level | queries | share | precision (gold in top 5) | top 10 misses every gold file |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for level, m in cal["levels"].items():
+        lines.append(
+            f"| {level} | {m['n']} | {100 * m['share']:.1f} % | {100 * m['precision']:.1f} % "
+            f"| {100 * m['misses']:.1f} % |"
+        )
+    caught = f"of which LOW: {100 * cal['low_recall_of_misses']:.0f} %" if cal["misses"] else "none"
+    lines.append(f"\n{cal['n']} queries; the top 10 misses every gold file for {cal['misses']}, {caught}.")
+    return "\n".join(lines)
 
 
 def view(files: Sequence[str], question: str, name: str) -> list[str]:
@@ -57,6 +106,16 @@ def summarize(
                 "top5_test": sum(s["test"] for s in shares) / n,
                 "top1_noncode": sum(1 for f in lists.values() if f and file_kind(f[0]) in NON_CODE),
             }
+    out["calibration"] = calibration(
+        [
+            {
+                "level": done[q["id"]]["confidence"]["level"],
+                "gold_rank": gold_rank(done[q["id"]]["rows"]["oya"], q["gold_files"]),
+            }
+            for q in ran
+            if "confidence" in done[q["id"]]
+        ]
+    )
     builds = [done[q["id"]]["build"] for q in ran]
     out["build"] = {
         "seconds": round(sum(b["seconds"] for b in builds), 1),
@@ -127,4 +186,11 @@ def render_markdown(result: dict[str, Any]) -> str:
     ]
     for name in ("all", "source"):
         parts += ["", f"## Per language, view `{name}`", "", language_table(result, name)]
+    if result.get("calibration", {}).get("n"):
+        parts += [
+            "",
+            "## Confidence calibration (row `oya`, view `all`)",
+            "",
+            calibration_table(result["calibration"]),
+        ]
     return "\n".join(parts) + "\n"

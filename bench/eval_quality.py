@@ -37,6 +37,8 @@ from embed_variants import VARIANTS  # noqa: E402
 from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
 from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project  # noqa: E402
 from variants.centrality import with_centrality  # noqa: E402
+from variants.coactivation import with_coactivation  # noqa: E402
+from variants.file_lexical import with_file_lexical  # noqa: E402
 from variants.mmr import with_mmr  # noqa: E402
 from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
 
@@ -103,6 +105,8 @@ def ablations() -> dict[str, dict[str, Any]]:
     out["MMR 0.3 (cos only)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.0)}
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
     out["graph names: exact only"] = {"_graph": "exact"}
+    out["file-level BM25 on"] = {"_variant": with_file_lexical}
+    out["co-activation on"] = {"_variant": with_coactivation}
     for mode in ("max", "decay", "graph"):
         if mode != d.file_aggregation:
             out[f"files={mode}"] = {"file_aggregation": mode}

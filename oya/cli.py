@@ -318,8 +318,10 @@ _LEVEL_STYLE = {"HIGH": "bold white on green", "MEDIUM": "bold black on yellow",
 
 
 def _confidence_line(result: Any) -> Any:
+    """The banner: the level, its disclaimer and, below, the evidence gaps that kept it down."""
     c = result.confidence
-    return styled((f" {c.level} confidence ", _LEVEL_STYLE[c.level]), f" {c.disclaimer}")
+    gaps = "".join(f"\n  why not higher: {gap}" for gap in c.gaps)
+    return styled((f" {c.level} confidence ", _LEVEL_STYLE[c.level]), f" {c.disclaimer}", (gaps, "yellow"))
 
 
 def _print_citations(answer: Any) -> None:

@@ -42,7 +42,7 @@ import duckdb
 import numpy as np
 
 from oya import store_patch
-from oya.core.bm25 import K1, B
+from oya.core.bm25 import K1, B, rarest
 from oya.core.channels import ChannelUnavailable
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
@@ -550,8 +550,11 @@ def bm25_sql(
     #    pandas once per element)
     marks = ", ".join("?" for _ in terms)
     found = con.execute(
-        f"SELECT term, termid FROM fts_main_chunks.dict WHERE term IN ({marks})", terms
+        f"SELECT term, termid, df FROM fts_main_chunks.dict WHERE term IN ({marks})", terms
     ).fetchall()
+    df = {str(t): int(n) for t, _, n in found}
+    keep = set(rarest(terms, lambda t: df.get(t, 0)))  # a long question's rarest, as the core
+    found = [(t, tid) for t, tid, _ in found if t in keep]
     if not found:
         return []
     pos = {t: i for i, t in enumerate(terms)}

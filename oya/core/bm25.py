@@ -16,11 +16,26 @@ Ties are broken by document id so every runtime returns the same order.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 K1 = 1.2
 B = 0.75
+# A query searches at most its this many rarest known terms (issue 16: a pasted 10 kB bug report
+# has ~650 distinct terms, and the common ones cost most of the time — every posting of "return"
+# — while adding least: idf is lowest for them). Rarity, not position, chooses, so a long report
+# keeps every name it shares with few chunks; a question under the cap is searched whole.
+MAX_QUERY_TERMS = 128
+
+
+def rarest(terms: Iterable[str], df: Callable[[str], int], limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct known ``terms`` (``df`` > 0), at most ``limit``: the rarest (lowest ``df``,
+    earlier first on ties), in query order."""
+    known = [(df(t), i, t) for i, t in enumerate(dict.fromkeys(terms))]
+    known = [k for k in known if k[0] > 0]
+    if len(known) > limit:
+        known = sorted(sorted(known)[:limit], key=lambda k: k[1])
+    return [t for _, _, t in known]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +93,21 @@ class BM25Index:
         n = len(self.doc_ids)
         return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
 
+    def query_terms(self, query_tokens: Iterable[str]) -> list[str]:
+        """The terms a query searches: its ``MAX_QUERY_TERMS`` rarest known ones (``rarest``)."""
+        return rarest(query_tokens, self.df)
+
+    def df(self, term: str) -> int:
+        return len(self.postings.get(term, ()))
+
     def scores(self, query_tokens: Iterable[str]) -> dict[int, float]:
         """Score of every document that holds at least one distinct query term."""
         out: dict[int, float] = {}
         if not self.doc_ids or self.avgdl == 0:
             return out
         k1, b, avgdl, lens = self.k1, self.b, self.avgdl, self.doc_lens
-        for term in dict.fromkeys(query_tokens):  # distinct, order kept
-            plist = self.postings.get(term)
-            if not plist:
-                continue
+        for term in self.query_terms(query_tokens):  # distinct, order kept
+            plist = self.postings[term]
             idf = self.idf(term)
             for doc, tf in plist:
                 sub = idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (lens[doc] / avgdl)))

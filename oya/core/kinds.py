@@ -22,6 +22,8 @@ KINDS = ("source", "test", "doc", "changelog", "template", "other")
 # the kinds a code question should not get in its top slots unless it asks for them
 NON_CODE = ("doc", "changelog", "template")
 DEMOTED = (*NON_CODE, "test")
+# with build files and configuration too (issue 16 item 8: a Makefile variable holding the question)
+DEMOTED_ALL = (*DEMOTED, "other")
 
 SOURCE_EXTS = frozenset(
     """
@@ -33,7 +35,7 @@ SOURCE_EXTS = frozenset(
 DOC_EXTS = frozenset("md markdown rst txt adoc asciidoc textile rdoc org pod html htm tex".split())
 _CHANGELOG = re.compile(r"^(change(s|log)?|history|news|release[-_ ]?notes?|releases|upgrad(e|ing))\b", re.I)
 _DOC_DIRS = frozenset(
-    "doc docs documentation site website guide guides man example examples sample samples".split()
+    "doc docs documentation site website guide guides man example examples sample samples sandbox demo demos".split()
 )
 # folder names, not substrings: "_pytest" or "testing_tools" hold code, not tests
 _TEST_DIRS = frozenset(
@@ -44,6 +46,12 @@ _TEST_NAME = re.compile(
     r"(^test_.*\.py$|_test\.\w+$|_tests\.py$|^conftest\.py$|\.(test|spec)\.\w+$|_spec\.rb$|Tests?\.(java|kt|php)$)"
 )
 _TEMPLATES = ("ISSUE_TEMPLATE", "PULL_REQUEST_TEMPLATE")
+# configuration written in a programming language: tool configs (karma.conf.js, vite.config.ts,
+# .eslintrc.js, Gruntfile.js), build scripts; they repeat a project's words without being its code
+_CONFIG_NAME = re.compile(
+    r"^\.|[._-](conf|config|rc)\.\w+$|^(gruntfile|gulpfile|jakefile|rakefile|gemfile|makefile|dockerfile)\b",
+    re.I,
+)
 
 
 def _ext(name: str) -> str:
@@ -69,6 +77,8 @@ def file_kind(path: str) -> str:
         return "doc"
     if any(d in _DOC_DIRS for d in dirs):
         return "doc"
+    if _CONFIG_NAME.search(name) or (dirs and dirs[0].startswith(".")):
+        return "other"
     return "source" if ext in SOURCE_EXTS else "other"
 
 
@@ -78,6 +88,13 @@ _ASKS = {
     "changelog": re.compile(r"\b(change ?log|changes file|release notes?|history file|news file)\b", re.I),
     "template": re.compile(r"\b(issue|pull request|pr) templates?\b", re.I),
     "test": re.compile(r"\btest(s|ing|ed)?\b|\bpytest\b|\bunittest\b|\bfixtures?\b|\bspecs?\b", re.I),
+    # build files and configuration: the question names the file or the tool
+    "other": re.compile(
+        r"\b(config(uration)?|settings|makefile|cmake|build (file|script|system)s?|docker(file)?|ya?ml|"
+        r"toml|ini|json|gradle|maven|pom|npm|package\.json|cargo|go\.mod|pyproject|setup\.(py|cfg)|ci|"
+        r"workflows?)\b",
+        re.I,
+    ),
 }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from oya.core.channels import CHANNEL_NAMES
+from oya.core.confidence import ConfidenceRule
 from oya.core.files import FILE_AGGREGATIONS
 
 
@@ -39,7 +40,11 @@ class RetrievalOptions:
     # much (0 = off): code search R@1 +4.8 points, held out +4.1 (bench/results/eval_quality.md,
     # row "semantic lead off"); the scale is all-MiniLM-L6-v2's cosine
     semantic_lead: float = 0.04
-    file_aggregation: str = "graph"  # one of FILE_AGGREGATIONS
+    # one of FILE_AGGREGATIONS: decay (best chunk + 1/2 second + 1/4 third), not graph (a share of
+    # the hits that call or import the file): graph handed the first place to the file a hit uses,
+    # not the one holding it. Fix commits file R@1 +11.6 to +14.5, own eval code file R@1 +13.7
+    # (95% interval [+9.0, +18.3]), prose file R@1 +6.2 (docs/DECISIONS.md, issue 16 item 3)
+    file_aggregation: str = "decay"
     # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
     # question asks about tests: tests repeat the names they test and crowd out the code itself
     test_weight: float = 0.7
@@ -47,6 +52,8 @@ class RetrievalOptions:
     exclude: tuple[str, ...] = ()
     intent: str | None = None  # reported intent, when the caller knows it better than the classifier
     weights: Mapping[str, float] | None = field(default=None)  # None: query.CHANNEL_WEIGHTS
+    # the thresholds of the HIGH / MEDIUM / LOW banner (oya.core.confidence)
+    confidence: ConfidenceRule = field(default_factory=ConfidenceRule)
 
     def __post_init__(self) -> None:
         for name in self.channels:

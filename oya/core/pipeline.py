@@ -22,9 +22,11 @@ from functools import partial
 
 from oya.core.channels import CHANNEL_NAMES, Channel, Corpus
 from oya.core.confidence import assess_confidence
+from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.files import DECAY_CHUNKS
 from oya.core.filters import path_filter
 from oya.core.graph import CodeGraph, uniform_prior
+from oya.core.kinds import DEMOTED
 from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.query import QueryPlan, plan_query
 from oya.core.records import Node
@@ -100,7 +102,7 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
                 top_n=DECAY_CHUNKS,
             ),
         ),
-        ("kinds", order_kinds),
+        ("kinds", partial(order_kinds, demoted=DEMOTED, hits=False)),
         ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
         ("expand", expand_stage(o, uniform_prior)),
         (
@@ -129,13 +131,14 @@ def run(pipeline: Pipeline, query: Query) -> Candidates:
     return c
 
 
-def _reports(c: Candidates) -> tuple[ChannelReport, ...]:
-    """Channel reports in ``CHANNEL_NAMES`` order, each with how many hits it found."""
+def _reports(c: Candidates, agrees: dict[str, int]) -> tuple[ChannelReport, ...]:
+    """Channel reports in ``CHANNEL_NAMES`` order, each with how many hits it found and how many
+    of the top files it has among its first results (``agrees``)."""
     reports = dict(c.reports)
     for name, rep in c.reports.items():
         if rep.status == "ran":
             used = sum(1 for h in c.hits if name in h.channels)
-            reports[name] = replace(rep, used=used)
+            reports[name] = replace(rep, used=used, agrees=agrees.get(name, 0))
     return tuple(reports[n] for n in CHANNEL_NAMES if n in reports) + tuple(
         r for n, r in reports.items() if n not in CHANNEL_NAMES
     )
@@ -144,14 +147,16 @@ def _reports(c: Candidates) -> tuple[ChannelReport, ...]:
 def result_of(query: Query, c: Candidates, options: RetrievalOptions, total_ms: float) -> RetrievalResult:
     """The retrieval's result from the last stage's record."""
     citations = tuple(s.citation for s in c.context.snippets)
+    votes = channel_files(c.rankings, query.corpus.chunk_paths())
     quality = SearchQuality(
         intent=query.plan.intent,
-        channels=_reports(c),
+        channels=_reports(c, agreements(c.files, votes)),
         found=len(c.fused),
         used=len(c.context.snippets),
         expanded=len(c.expanded),
         fetch_depth=c.fetch_depth,
         hops=max(c.subgraph.distance.values(), default=0),
+        evidence=gather_evidence(query.plan, c.hits, c.pool, c.files, votes, c.scores),
     )
     graph = query.graph
     return RetrievalResult(
@@ -160,7 +165,7 @@ def result_of(query: Query, c: Candidates, options: RetrievalOptions, total_ms: 
         files=c.files[: max(options.k, 10)],
         subgraph=c.subgraph,
         context=c.context,
-        confidence=assess_confidence(query.plan, c.hits, c.scores, quality),
+        confidence=assess_confidence(quality.evidence, quality, options.confidence, found=bool(c.hits)),
         quality=quality,
         citations=citations,
         timings_ms={**c.timings, "total": total_ms},

@@ -37,10 +37,44 @@ class ChannelReport:
     used: int = 0
     detail: str = ""
     weight: float = 0.0
+    agrees: int = 0  # of the answer's top files, how many are among this channel's first results
 
     def __post_init__(self) -> None:
         if self.status not in CHANNEL_STATUSES:
             raise ValueError(f"channel status must be one of {', '.join(CHANNEL_STATUSES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """How strong the top matches are and how far the channels agree (``oya.core.evidence``)."""
+
+    cosine: float | None  # best cosine among the first hits; None: no semantic channel
+    coverage: float | None  # share of the question's distinct terms in the first hits; None: no terms
+    convergence: tuple[int, ...]  # per top file: channels whose first results hold it
+    voters: int  # channels that ran and returned something
+    overlap: bool | None  # some file among two channels' first results; None: fewer than two voters
+    named: tuple[str, ...] = ()  # code names spelled in the question
+    named_found: int = 0  # of them, present in the retrieved candidates
+    top_channels: tuple[str, ...] = ()  # channels that found the first hit
+    leaders: int = 0  # channels whose own first file is the answer's first file
+    margin: float | None = None  # the first file's score over the second's; None: fewer than two
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cosine": None if self.cosine is None else round(self.cosine, 4),
+            "coverage": None if self.coverage is None else round(self.coverage, 4),
+            "convergence": list(self.convergence),
+            "voters": self.voters,
+            "overlap": self.overlap,
+            "named": list(self.named),
+            "named_found": self.named_found,
+            "top_channels": list(self.top_channels),
+            "leaders": self.leaders,
+            "margin": None if self.margin is None else round(self.margin, 4),
+        }
+
+
+NO_EVIDENCE = Evidence(None, None, (), 0, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +86,7 @@ class SearchQuality:
     expanded: int = 0  # nodes added by graph expansion
     fetch_depth: int = 0  # how deep each channel ranked before fusion
     hops: int = 0  # graph expansion hops used (0: no expansion)
+    evidence: Evidence = NO_EVIDENCE
 
     @property
     def degraded(self) -> tuple[ChannelReport, ...]:
@@ -72,8 +107,15 @@ class SearchQuality:
                 parts.append(f"{c.name} ✗ {c.status}" + (f": {c.detail}" if c.detail else ""))
         return (
             f"intent {self.intent}; channels: " + ", ".join(parts) + f"; found {self.found}, used {self.used}"
-            f"; graph +{self.expanded} nodes"
+            f"; graph +{self.expanded} nodes" + self._agreement()
         )
+
+    def _agreement(self) -> str:
+        """The channels' agreement on the top files, e.g. "; top files found by 3/2/1/1/0 of 3 channels"."""
+        ev = self.evidence
+        if not ev.convergence:
+            return ""
+        return "; top files found by " + "/".join(map(str, ev.convergence)) + f" of {ev.voters} channels"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +123,8 @@ class Confidence:
     level: str
     score: float
     disclaimer: str
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()  # what the level rests on, evidence gaps first
+    gaps: tuple[str, ...] = ()  # the evidence gaps alone: why the level is not higher
 
     def __post_init__(self) -> None:
         if self.level not in CONFIDENCE_LEVELS:
@@ -149,6 +192,7 @@ class RetrievalResult:
                 "score": round(self.confidence.score, 4),
                 "disclaimer": self.confidence.disclaimer,
                 "reasons": list(self.confidence.reasons),
+                "gaps": list(self.confidence.gaps),
             },
             "search_quality": _quality_dict(self.quality),
             "degraded": bool(self.quality.degraded),
@@ -193,6 +237,7 @@ def _quality_dict(q: SearchQuality) -> dict[str, Any]:
         "summary": q.summary(),
         "fetch_depth": q.fetch_depth,
         "hops": q.hops,
+        "evidence": q.evidence.to_dict(),
         "channels": [
             {
                 "name": c.name,
@@ -200,6 +245,7 @@ def _quality_dict(q: SearchQuality) -> dict[str, Any]:
                 "found": c.found,
                 "used": c.used,
                 "weight": c.weight,
+                "agrees": c.agrees,
                 "detail": c.detail,
             }
             for c in q.channels

@@ -148,14 +148,22 @@ def rank_candidate_files(
     return replace(c, files=tuple(files))
 
 
-def order_kinds(q: Query, c: Candidates) -> Candidates:
-    """The ranked files with tests, docs, change logs and templates after the code files, unless
-    the question's first line asks for that kind (a fix description asks for code; issue 16)."""
-    return replace(c, files=tuple(code_first(c.files, _path, first_line(q.question))))
+def order_kinds(q: Query, c: Candidates, *, demoted: Sequence[str], hits: bool) -> Candidates:
+    """The ranked files with those of a ``demoted`` kind (tests, docs, change logs, templates...)
+    after the code files, unless the question's first line asks for that kind (a fix description
+    asks for code; issue 16); ``hits``: the candidate chunks too, before the cap."""
+    subject = first_line(q.question)
+    files = tuple(code_first(c.files, _path, subject, demoted))
+    pool = tuple(code_first(c.pool, _hit_path, subject, demoted)) if hits else c.pool
+    return replace(c, files=files, pool=pool)
 
 
 def _path(f: FileHit) -> str:
     return f.path
+
+
+def _hit_path(h: Hit) -> str:
+    return h.chunk.path
 
 
 def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import random
 import shutil
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # the file-BM25 variant
 
 import oya.store
 from oya.chunking import chunk_file
@@ -426,3 +429,51 @@ def test_empty_index_has_no_fts_and_channels_are_unavailable(tmp_path: Path) -> 
             DuckBM25Channel(idx).search(plan_query("x"), None, 5)
         with pytest.raises(ChannelUnavailable):
             MatrixVectorChannel(idx).search(plan_query("x"), [1.0, 0, 0, 0], 5)
+
+
+def test_duckdb_file_bm25_equals_core_file_bm25(  # the variant's two backends (bench/variants)
+    corpus: Corpus, index: Index
+) -> None:
+    from variants.file_lexical import DuckFileTerms, MemoryFileTerms, rank_file_docs
+
+    paths = {c.id: c.path for c in corpus.chunks}
+    core = MemoryFileTerms(BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks))
+    duck = DuckFileTerms(index)
+    compared = 0
+    for q in queries():
+        terms = plan_query(q).lexical_tokens
+        want = rank_file_docs(terms, core, paths, 50)
+        got = rank_file_docs(terms, duck, paths, 50)
+        assert [p for p, _ in got] == [p for p, _ in want], q
+        for (_, a), (_, b) in zip(got, want, strict=True):
+            assert a == pytest.approx(b, rel=1e-9)
+        compared += len(want)
+    assert compared > 100
+
+
+def long_queries() -> list[str]:
+    """Questions with more distinct known terms than ``MAX_QUERY_TERMS`` (a pasted bug report)."""
+    rng = random.Random(SEED + 2)
+    return [
+        " ".join(rng.sample(VOCAB, min(len(VOCAB), 300))) + " parse_quantity OutOfStockError"
+        for _ in range(3)
+    ]
+
+
+def test_long_questions_search_the_same_rarest_terms_in_both_backends(corpus: Corpus, index: Index) -> None:
+    from variants.file_lexical import DuckFileTerms, MemoryFileTerms, rank_file_docs
+
+    from oya.core.bm25 import MAX_QUERY_TERMS
+
+    core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
+    paths = {c.id: c.path for c in corpus.chunks}
+    channel = DuckBM25Channel(index)
+    for q in long_queries():
+        plan = plan_query(q)
+        assert len(core.query_terms(plan.lexical_tokens)) == MAX_QUERY_TERMS
+        duck = channel.search(plan, None, 100)
+        ref = core.search(plan.lexical_tokens, 100)
+        assert [d for d, _ in duck] == [d for d, _ in ref]
+        want = rank_file_docs(plan.lexical_tokens, MemoryFileTerms(core), paths, 30)
+        got = rank_file_docs(plan.lexical_tokens, DuckFileTerms(index), paths, 30)
+        assert [p for p, _ in got] == [p for p, _ in want]

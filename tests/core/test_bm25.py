@@ -116,3 +116,13 @@ def test_score_is_additive_over_distinct_terms(docs: list[list[str]], t1: str, t
     s1, s2 = index.scores([t1]), index.scores([t2]) if t1 != t2 else {}
     for doc, score in both.items():
         assert score == pytest.approx(s1.get(doc, 0.0) + s2.get(doc, 0.0))
+
+
+def test_a_long_query_searches_its_rarest_known_terms_in_query_order() -> None:
+    from oya.core.bm25 import rarest
+
+    df = {"a": 5, "b": 1, "c": 3, "d": 1, "e": 0}.get
+    assert rarest(["a", "b", "c", "d", "e", "b"], lambda t: df(t, 0), limit=3) == ["b", "c", "d"]
+    assert rarest(["a", "e", "a"], lambda t: df(t, 0), limit=3) == ["a"]  # unknown terms never count
+    index = BM25Index.build([("x", ["common", "rare"]), ("y", ["common"]), ("z", ["common", "mid"])])
+    assert index.query_terms(["common", "mid", "rare", "zebra"]) == ["common", "mid", "rare"]

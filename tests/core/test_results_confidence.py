@@ -7,12 +7,22 @@ import json
 import pytest
 from core_corpus import Inventory, build_inventory, embed, make_chunk
 
-from oya.core.confidence import DISCLAIMERS, assess_confidence
+from oya.core.confidence import DISCLAIMERS, ConfidenceRule, assess_confidence
+from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import retrieve
 from oya.core.query import plan_query
 from oya.core.records import Chunk, Edge, Node
-from oya.core.results import ChannelReport, Citation, Confidence, Hit, SearchQuality, page_url
+from oya.core.results import (
+    ChannelReport,
+    Citation,
+    Confidence,
+    Evidence,
+    FileHit,
+    Hit,
+    SearchQuality,
+    page_url,
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,45 +90,108 @@ def test_search_quality_summary() -> None:
 CHUNK = make_chunk(
     "inventory/utils.py", "format_money", 1, "def format_money(cents):\n    return cents / 100"
 )
+OTHER = make_chunk("inventory/store.py", "Store", 1, "class Store:\n    pass")
+FILES = (FileHit("inventory/utils.py", 1.0, (CHUNK.id,)), FileHit("inventory/store.py", 0.5, (OTHER.id,)))
 
 
-def test_confidence_high_medium_low() -> None:
-    plan = plan_query("format money cents")
-    assert plan.lexical_tokens == ("format", "money", "cents")
-    agreeing = [Hit(CHUNK, 0.1, ("lexical", "semantic"))]
-    high = assess_confidence(plan, agreeing, {"semantic": {CHUNK.id: 0.7}}, quality())
-    assert high.level == "HIGH" and high.disclaimer == DISCLAIMERS["HIGH"]
-    assert high.score == pytest.approx(0.4 * 1 + 0.4 * 1 + 0.2)  # all terms in the title and text
-    medium = assess_confidence(
-        plan, [Hit(CHUNK, 0.1, ("lexical",))], {"semantic": {CHUNK.id: 0.3}}, quality()
-    )
-    assert medium.level == "MEDIUM"
-    assert medium.score == pytest.approx(0.4 * 0.5 + 0.4 * 1)
-    low = assess_confidence(
-        plan_query("zebra"), [Hit(CHUNK, 0.1, ("semantic",))], {"semantic": {CHUNK.id: 0.1}}, quality()
-    )
-    assert low.level == "LOW" and low.disclaimer == DISCLAIMERS["LOW"]
+def evidence(
+    cosine: float | None = 0.7,
+    convergence: tuple[int, ...] = (3, 1),
+    voters: int = 3,
+    overlap: bool | None = True,
+    named: tuple[str, ...] = (),
+    named_found: int = 0,
+    leaders: int = 2,
+    margin: float | None = 2.0,
+) -> Evidence:
+    top = ("lexical", "semantic")
+    return Evidence(cosine, 0.5, convergence, voters, overlap, named, named_found, top, leaders, margin)
+
+
+def test_gather_evidence_counts_channel_votes_and_names() -> None:
+    paths = {CHUNK.id: CHUNK.path, OTHER.id: OTHER.path}
+    votes = channel_files({"lexical": [CHUNK.id, OTHER.id], "semantic": [CHUNK.id], "graph": []}, paths)
+    assert votes == {
+        "lexical": ["inventory/utils.py", "inventory/store.py"],
+        "semantic": ["inventory/utils.py"],
+    }
+    hits = [Hit(CHUNK, 0.1, ("lexical", "semantic")), Hit(OTHER, 0.05, ("lexical",))]
+    plan = plan_query("format_money drops cents in Store.restock and inventory/ledger.py")
+    ev = gather_evidence(plan, hits, hits, FILES, votes, {"semantic": {CHUNK.id: 0.61, OTHER.id: 0.2}})
+    assert ev.cosine == pytest.approx(0.61)
+    assert ev.convergence == (2, 1) and ev.voters == 2 and ev.overlap is True
+    assert agreements(FILES, votes) == {"lexical": 2, "semantic": 1}
+    # format_money is in the code found; restock and ledger.py are not
+    assert ev.named == ("format_money", "restock", "ledger.py") and ev.named_found == 1
+    assert ev.top_channels == ("lexical", "semantic")
+    assert ev.leaders == 2 and ev.margin == pytest.approx(2.0)  # both rank utils.py first; 1.0 / 0.5
+    apart = channel_files({"lexical": [CHUNK.id], "semantic": [OTHER.id]}, paths)
+    assert gather_evidence(plan, hits, hits, FILES, apart, {}).overlap is False
+    assert gather_evidence(plan, hits, hits, FILES, {"lexical": ["a"]}, {}).overlap is None
+
+
+def test_confidence_high_when_every_channel_backs_the_first_file() -> None:
+    high = assess_confidence(evidence(), quality())
+    assert high.level == "HIGH" and high.disclaimer == DISCLAIMERS["HIGH"] and high.gaps == ()
+    assert high.score == 1.0
+    assert "first file found by 3 of 3 channels" in high.reasons
+    assert "first file scores 2.00x the second" in high.reasons  # reported, not used for the level
+    # two of three channels: a majority, no gap, MEDIUM; a weak cosine or no channel ranking the
+    # first file first is no gap (measured: neither predicted a miss on both sets)
+    two = assess_confidence(evidence(convergence=(2, 1)), quality())
+    assert two.level == "MEDIUM" and two.gaps == () and two.score == 0.75
+    assert assess_confidence(evidence(cosine=0.1, leaders=0, margin=1.0), quality()).level == "HIGH"
+
+
+def test_each_gap_is_named_and_makes_low() -> None:
+    rule = ConfidenceRule()
+    cases = {
+        "the first file is backed by 1 of 3 search channels": evidence(convergence=(1, 3)),
+        "the search channels disagree: none of the first files is found by two of them": evidence(
+            convergence=(3, 1), overlap=False
+        ),
+        "only 0 of 2 names the question spells (parse_money, cents_total) are in the code found": evidence(
+            named=("parse_money", "cents_total")
+        ),
+    }
+    for gap, ev in cases.items():
+        conf = assess_confidence(ev, quality(), rule)
+        assert conf.gaps == (gap,), gap
+        assert conf.level == "LOW" and conf.disclaimer == DISCLAIMERS["LOW"] and conf.reasons[0] == gap
+        assert assess_confidence(ev, quality(), ConfidenceRule(low_gaps=2)).level == "MEDIUM"
+    both = assess_confidence(evidence(convergence=(1, 1, 0)), quality(), rule)
+    assert len(both.gaps) == 2  # backed by one channel, and no file by two
+    alone = Evidence(0.5, 0.5, (1, 0), 3, True, (), 0, ("semantic",))
+    assert assess_confidence(alone, quality()).gaps[0].endswith("search channels (semantic search)")
+    # half the names found is enough
+    assert assess_confidence(evidence(named=("a_b", "c_d"), named_found=1), quality()).gaps == ()
 
 
 def test_confidence_without_semantic_channel_is_never_high() -> None:
-    plan = plan_query("format_money cents")
-    conf = assess_confidence(plan, [Hit(CHUNK, 0.1, ("lexical", "graph"))], {}, quality())
-    assert conf.level == "MEDIUM" and conf.score == pytest.approx(0.64)
+    conf = assess_confidence(evidence(cosine=None), quality())
+    assert conf.level == "MEDIUM" and conf.gaps == ()
+    failed = quality(ChannelReport("semantic", "failed", detail="boom"))
+    conf = assess_confidence(evidence(cosine=None, voters=2, convergence=(2,)), failed)
+    assert conf.level == "MEDIUM" and conf.gaps == ("semantic channel failed",)
 
 
-def test_confidence_names_degraded_channels_and_empty_results() -> None:
-    plan = plan_query("format money")
+def test_nothing_found_is_low() -> None:
     q = quality(ChannelReport("semantic", "failed", detail="boom"))
-    conf = assess_confidence(plan, [Hit(CHUNK, 0.1, ("lexical",))], {}, q)
-    assert "semantic channel failed" in conf.reasons
-    nothing = assess_confidence(plan, [], {}, q)
-    assert (nothing.level, nothing.score, nothing.reasons) == ("LOW", 0.0, ("nothing matched the question",))
+    nothing = assess_confidence(evidence(), q, found=False)
+    assert (nothing.level, nothing.score) == ("LOW", 0.0)
+    assert nothing.reasons == nothing.gaps == ("nothing matched the question", "semantic channel failed")
 
 
-def test_graph_expansion_alone_is_not_agreement() -> None:
-    plan = plan_query("format money cents")
-    conf = assess_confidence(plan, [Hit(CHUNK, 0.0, ("lexical", "graph-expansion"))], {}, quality())
-    assert not any(r.startswith("top result found by") for r in conf.reasons)
+def test_summary_reports_the_channels_agreement() -> None:
+    q = SearchQuality(
+        "debug",
+        (ChannelReport("lexical", "ran", 4),),
+        found=4,
+        used=2,
+        evidence=evidence(convergence=(3, 2, 1, 1, 0)),
+    )
+    # the browser's footer says the same (tests/js/answer.test.js, agreementText)
+    assert q.summary().endswith("; top files found by 3/2/1/1/0 of 3 channels")
 
 
 def test_result_to_dict_is_json(inventory: Inventory) -> None:
@@ -136,3 +209,7 @@ def test_result_to_dict_is_json(inventory: Inventory) -> None:
     assert data["hits"][0]["url"] == page_url(result.hits[0].chunk.path, result.hits[0].chunk.start_line)
     assert data["context_tokens"] == result.context.tokens
     assert {c["name"] for c in data["search_quality"]["channels"]} == {"lexical", "semantic", "graph"}
+    ev = data["search_quality"]["evidence"]
+    assert ev["voters"] >= 1 and len(ev["convergence"]) == min(len(result.files), 5)
+    assert data["confidence"]["gaps"] == list(result.confidence.gaps)
+    assert all("agrees" in c for c in data["search_quality"]["channels"])

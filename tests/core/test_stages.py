@@ -13,6 +13,7 @@ from oya.core.channels import UnavailableChannel
 from oya.core.filters import path_filter
 from oya.core.fusion import Fused
 from oya.core.graph import uniform_prior
+from oya.core.kinds import DEMOTED, DEMOTED_ALL, file_kind
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, run
 from oya.core.query import plan_query
@@ -126,16 +127,37 @@ def _files(*paths: str) -> tuple[FileHit, ...]:
 def test_order_kinds_puts_code_files_first_unless_the_first_line_asks(inventory: Inventory) -> None:
     files = _files("CHANGELOG.md", "tests/test_store.py", "docs/guide.md", "shop/store.py", "shop/money.py")
     c = replace(start(), files=files)
-    fix = stages.order_kinds(query(inventory, "reserve fails on an empty stock"), c)
+    fix = stages.order_kinds(
+        query(inventory, "reserve fails on an empty stock"), c, demoted=DEMOTED, hits=False
+    )
     assert [f.path for f in fix.files] == [
         "shop/store.py", "shop/money.py", "CHANGELOG.md", "tests/test_store.py", "docs/guide.md",
     ]  # fmt: skip
     assert fix.files[0] is files[3]  # the records move, their scores stay
-    asked = stages.order_kinds(query(inventory, "tests for reserve fail\n\nsee the docs"), c)
+    asked = stages.order_kinds(
+        query(inventory, "tests for reserve fail\n\nsee the docs"), c, demoted=DEMOTED, hits=False
+    )
     # the subject asks for tests (they keep their place); the body's "docs" does not count
     assert [f.path for f in asked.files] == [
         "tests/test_store.py", "shop/store.py", "shop/money.py", "CHANGELOG.md", "docs/guide.md",
     ]  # fmt: skip
+
+
+def test_order_kinds_moves_build_files_and_the_answers_chunks_when_asked_to(inventory: Inventory) -> None:
+    files = _files("Makefile", ".github/settings.yml", "shop/store.py")
+    pool = tuple(Hit(c, 1.0, ("lexical",)) for c in inventory.chunks)
+    c = replace(start(), files=files, pool=pool)
+    q = query(inventory, "how is stock reserved?")
+    out = stages.order_kinds(q, c, demoted=DEMOTED_ALL, hits=True)
+    assert [f.path for f in out.files] == ["shop/store.py", "Makefile", ".github/settings.yml"]
+    kinds = [file_kind(h.chunk.path) for h in out.pool]
+    first_demoted = next(i for i, k in enumerate(kinds) if k in DEMOTED_ALL)
+    assert {"docs/guide.md", ".github/workflows/ci.yml"} <= {h.chunk.path for h in pool}  # kinds to move
+    assert all(k in DEMOTED_ALL for k in kinds[first_demoted:])
+    asked = stages.order_kinds(
+        query(inventory, "the Makefile target for stock"), c, demoted=DEMOTED_ALL, hits=False
+    )
+    assert [f.path for f in asked.files][0] == "Makefile" and asked.pool == c.pool
 
 
 def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:

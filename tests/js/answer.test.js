@@ -63,8 +63,11 @@ test("answerView: no items shows the core's text and its note", () => {
 });
 
 test("confidenceView: the level's words and the disclaimer; LOW when missing", () => {
-  assert.deepEqual(confidenceView(sampleResult()), { level: "HIGH", text: "High confidence", disclaimer: "Found by all channels; check the cited lines." });
-  assert.deepEqual(confidenceView({}), { level: "LOW", text: "Low confidence", disclaimer: "" });
+  assert.deepEqual(confidenceView(sampleResult()), { level: "HIGH", text: "High confidence", disclaimer: "Found by all channels; check the cited lines.", gaps: [] });
+  assert.deepEqual(confidenceView({}), { level: "LOW", text: "Low confidence", disclaimer: "", gaps: [] });
+  const gaps = ["weak best match (similarity 0.31)", "the first file is backed by 1 of 3 search channels"];
+  const low = sampleResult({ confidence: { level: "LOW", disclaimer: "Weak match.", gaps } });
+  assert.deepEqual(confidenceView(low).gaps, gaps);
 });
 
 test("warnings: only when the core says degraded, one per channel that did not run", () => {
@@ -121,14 +124,16 @@ test("footerView: a chip per channel, the intent and time, how deep the search w
   assert.deepEqual(
     view.chips.map((c) => [c.text, c.status, c.tooltip]),
     [
-      ["✓ lexical", "ran", "9 found, 4 used"],
-      ["✓ semantic", "ran", "100 found, 5 used"],
+      ["✓ lexical", "ran", "9 found, 4 used, 2 of the top files"],
+      ["✓ semantic", "ran", "100 found, 5 used, 3 of the top files"],
       ["✕ graph", "failed", "KeyError: 'n9'"],
     ],
   );
   assert.equal(view.meta, "behaviour · 1.2 s");
   assert.equal(view.metaTooltip, "each channel ranked 100; graph expanded 1 hop (+3 nodes)");
-  assert.deepEqual(footerView({}, formatMs), { chips: [], meta: "", metaTooltip: "" });
+  // the same words as the CLI's SearchQuality.summary() (tests/core/test_evidence.py)
+  assert.equal(view.agreement, "top files found by 3/2/1/1/0 of 3 channels");
+  assert.deepEqual(footerView({}, formatMs), { chips: [], agreement: "", meta: "", metaTooltip: "" });
 });
 
 test("reasonText: the item's reason in words", () => {

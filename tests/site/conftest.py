@@ -56,6 +56,14 @@ class AskSite:
     manifest: dict[str, Any]
     build_seconds: float
 
+    def core_confidence(self, question: str) -> Any:
+        """The confidence the CLI's core gives ``question`` on this site's index: the banner must
+        show the same level, disclaimer and gaps (one structured answer, two renderings)."""
+        from oya.searcher import Searcher
+
+        with Searcher.open(self.index_dir) as searcher:
+            return searcher.search(question).confidence
+
 
 @pytest.fixture(scope="session")
 def ask_site(tmp_path_factory: pytest.TempPathFactory) -> AskSite:

@@ -238,7 +238,8 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
 
     assert seconds < 5, f"the answer after a warmed-up engine took {seconds:.1f} s"
     entry = page.locator(".ask-entry").last
-    assert entry.locator(".ask-banner").get_attribute("data-level") == "HIGH"
+    level = ask_site.core_confidence("How is stock removed when an order ships?").level
+    assert entry.locator(".ask-banner").get_attribute("data-level") == level
     for wanted in (
         "/static/pyodide_worker.js",
         "/vendor/pyodide/pyodide.mjs",

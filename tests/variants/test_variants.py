@@ -230,3 +230,46 @@ def test_without_kinds_is_the_pipeline_before_the_kinds_stage(inventory: Invento
     assert [n for n, _ in before.stages] == [n for n, _ in default_pipeline(RetrievalOptions()).stages]
     r = run_variant(inventory, "how does reserving stock work", without_kinds)
     assert r.hits and r.files
+
+
+def test_file_lexical_variant_adds_a_stage_and_ranks_files(inventory: Inventory) -> None:
+    from variants.file_lexical import with_file_lexical
+    from variants.ranking import main_pipeline, with_build_files_last
+
+    p = with_file_lexical(default_pipeline(RetrievalOptions()))
+    assert [n for n, _ in p.stages][3:6] == ["dedup", "files", "file_lexical"]
+    r = run_variant(inventory, "reserve stock OutOfStockError", with_file_lexical)
+    assert r.files and r.files[0].path == "inventory/service.py"
+    assert main_pipeline(p).options.file_aggregation == "graph"
+    r = run_variant(inventory, "how does reserving stock work", with_build_files_last)
+    assert r.files and r.files[0].path.endswith(".py")
+
+
+def test_coactivation_spreads_from_the_seeds_along_calls(inventory: Inventory) -> None:
+    from variants.coactivation import with_coactivation
+
+    q = "how does reserving stock work"
+    base = run_variant(inventory, q, lambda p: p)
+    co = run_variant(inventory, q, with_coactivation)
+    assert co.hits and co.timings_ms.get("coactivate", -1) >= 0
+    # the seeds' callees gain: parse_quantity (called by reserve) ranks no lower than before
+    rank = lambda r: next(i for i, h in enumerate(r.hits) if h.chunk.title == "parse_quantity")  # noqa: E731
+    assert rank(co) <= rank(base)
+
+
+def test_query_parts_split_prose_code_and_frames() -> None:
+    from variants.query_parts import embedding_text, split_parts
+    from variants.ranking import subject_text
+
+    text = (
+        "Redirects lose the method\n\nWhen a 303 follows a POST the method stays POST.\n"
+        "```\nsession.post(url)\n```\n"
+        'Traceback (most recent call last):\n  File "requests/sessions.py", line 12, in resolve\n'
+        "    prepared.method = method\nValueError: bad method\n    at f (lib/x.js:3:1)\n"
+    )
+    parts = split_parts(text)
+    assert parts.prose.startswith("Redirects lose the method") and "session.post" not in parts.prose
+    assert "session.post(url)" in parts.code and "prepared.method = method" in parts.code
+    assert parts.frames == ('File "requests/sessions.py", line 12, in resolve', "at f (lib/x.js:3:1)")
+    assert subject_text(text) == "Redirects lose the method"
+    assert embedding_text("foo(bar);") == "foo(bar);"  # no prose: the whole text

@@ -30,9 +30,18 @@ function lines(start, end) {
   return start === end ? `line ${start}` : `lines ${start}–${end}`;
 }
 
+// The banner: the level's words, its disclaimer and the evidence gaps that kept it from higher.
 export function confidenceView(result) {
   const level = result.confidence?.level || "LOW";
-  return { level, text: LEVEL_TEXT[level] || level, disclaimer: result.confidence?.disclaimer || "" };
+  const gaps = result.confidence?.gaps || [];
+  return { level, text: LEVEL_TEXT[level] || level, disclaimer: result.confidence?.disclaimer || "", gaps };
+}
+
+// How far the channels agree on the answer's first files (the CLI's SearchQuality.summary says the same).
+export function agreementText(quality) {
+  const ev = quality?.evidence;
+  if (!ev || !(ev.convergence || []).length) return "";
+  return `top files found by ${ev.convergence.join("/")} of ${ev.voters} channels`;
 }
 
 // One sentence per channel that did not run, when the core says the answer is degraded.
@@ -111,14 +120,16 @@ export function footerView(result, formatMs) {
     name: c.name,
     status: c.status,
     text: `${c.status === "ran" ? "✓" : "✕"} ${c.name}`,
-    tooltip: c.detail || `${c.found} found, ${c.used} used`,
+    tooltip: c.detail || `${c.found} found, ${c.used} used${c.agrees ? `, ${c.agrees} of the top files` : ""}`,
   }));
   const ms = result.browser_timings_ms?.query;
   const depth = [];
   if (q.fetch_depth) depth.push(`each channel ranked ${q.fetch_depth}`);
   if (q.hops) depth.push(`graph expanded ${q.hops} hop${q.hops === 1 ? "" : "s"} (+${q.expanded || 0} nodes)`);
+  const agreement = agreementText(q);
   return {
     chips,
+    agreement,
     meta: `${q.intent || ""}${ms ? ` · ${formatMs(ms)}` : ""}`,
     metaTooltip: depth.join("; "),
   };

@@ -96,6 +96,7 @@ function renderFooter(result) {
     "footer",
     { class: "ask-foot" },
     view.chips.map((c) => el("span", { class: `ask-chan ask-chan-${c.status}`, title: c.tooltip }, c.text)),
+    view.agreement ? el("span", { class: "ask-foot-agree", text: view.agreement }) : null,
     el("span", { class: "ask-foot-meta", text: view.meta, title: view.metaTooltip || null }),
   );
 }
@@ -116,6 +117,9 @@ export function renderEntry(item, ctx) {
       { class: `ask-banner ask-banner-${confidence.level.toLowerCase()}`, "data-level": confidence.level },
       el("strong", { class: "ask-banner-level", text: confidence.text }),
       el("span", { class: "ask-banner-text", text: confidence.disclaimer }),
+      confidence.gaps.length
+        ? el("ul", { class: "ask-banner-gaps", "aria-label": "why not higher" }, confidence.gaps.map((g) => el("li", { text: g })))
+        : null,
     ),
   );
   for (const w of warnings(r)) entry.append(el("div", { class: "ask-warning", role: "note" }, el("span", { "aria-hidden": "true" }, "⚠ "), w));

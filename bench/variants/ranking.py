@@ -1,0 +1,41 @@
+"""Ranking variants of issue 16 (items 2, 3, 6, 8), each against the shipped pipeline, runnable.
+
+* ``main_pipeline``: the file ranking before this round, ``file_aggregation="graph"`` (a file gains
+  half the score of hits that call or import it); the shipped one is ``decay``.
+* file-level BM25: ``variants.file_lexical``.
+* ``with_build_files_last``: the ``kinds`` stage also moves build files and configuration
+  (kind ``other``: Makefile, .github/, karma.conf.js) after the code, unless asked for.
+* ``subject_text``: the semantic channel embeds the prose's first paragraph (a commit's subject
+  line, a bug report's title) instead of all the prose.
+* co-activation: ``variants.coactivation``.
+
+``bench/commits_rank.py`` (rows ``oya-*``) and ``bench/eval_quality.py`` run them beside the
+shipped pipeline on the same queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+from oya.core import stages
+from oya.core.kinds import DEMOTED_ALL
+from oya.core.pipeline import Pipeline, default_pipeline
+
+from .query_parts import split_parts
+
+
+def main_pipeline(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` with main's file aggregation (``graph``)."""
+    return default_pipeline(replace(pipeline.options, file_aggregation="graph"))
+
+
+def with_build_files_last(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` whose ``kinds`` stage moves build files and configuration after the code too."""
+    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hits=False))
+
+
+def subject_text(question: str) -> str:
+    """The prose's first paragraph (the whole text when it has no prose)."""
+    prose = split_parts(question).prose or question.strip()
+    return prose.split("\n\n", 1)[0].strip()
