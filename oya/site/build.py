@@ -153,10 +153,14 @@ def _write_into(
                 info = export_bundle(index, tmp / "bundle")
             manifest["bundle"] = {"path": "bundle/", **info}
             sizes["bundle"] = _tree_bytes(tmp / "bundle")
+    # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
+    from oya.site.assets import finish_assets
+
+    compressed = finish_assets(tmp, manifest, cache.root / "compressed", previous)
     (tmp / "manifest.json").write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
-    return {"manifest": manifest, "bytes": sizes}
+    return {"manifest": manifest, "bytes": sizes, "compressed": compressed}
 
 
 def write_wiki_site(
