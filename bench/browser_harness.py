@@ -18,7 +18,10 @@ Theory of operation:
   on the page (default 20 Mbit/s down, 40 ms RTT); Chromium applies it to the page's workers too.
 * First answer: the page is opened with ``?ask=<question>`` (the panel's deep link), so loading
   starts at navigation; the time is the page's ``performance.now()`` when the first answered entry
-  is in the panel's DOM. An entry showing an error fails the run.
+  is in the panel's DOM (while the query model loads, the panel first shows the core's answer
+  without the semantic channel, marked ``.ask-partial``); "full" is when the complete answer
+  replaced it. An entry showing an error fails the run. Bytes "to" an answer are those of the
+  requests the server began to answer before it.
 * Warm questions: after the warm first answer, each of the questions is asked through the panel
   (``oyaAsk.ask`` of static/ask/test_hooks.js, which this server answers from the template, since a
   built site leaves it out): wall time per question (panel rendering included) and the engine's own
