@@ -12,6 +12,9 @@ Theory of operation:
   site, not copied), then swaps it in: the old site is renamed aside, the new one
   renamed into place, and only then is the old one deleted. A failed build removes its
   temporary folder and leaves the existing site as it was.
+* Last, ``oya.site.assets.finish_assets`` gives the runtime, model and bundle folders
+  content-hashed names and writes ``.br``/``.gz`` copies of every compressible file (whatever
+  files the steps above wrote), recording the renames in the manifest (``assets``).
 * ``manifest.json`` is how the Ask panel finds things: the wheel's file name, the model
   folder (or null when the index was not embedded with the model the browser can run), the
   bundle's file names, and the index's embedding model id.
