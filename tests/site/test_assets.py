@@ -162,3 +162,20 @@ def test_accepted_encodings() -> None:
     assert accepted_encodings("gzip, deflate, br, zstd") == {"gzip", "deflate", "br", "zstd"}
     assert accepted_encodings("br;q=0, gzip;q=0.5") == {"gzip"}
     assert accepted_encodings(None) == set()
+
+
+def test_the_stdlib_zip_is_repacked_stored_once(tmp_path: Path) -> None:
+    import zipfile
+
+    from oya.site.vendor import _stored_zip
+
+    src = tmp_path / "python_stdlib_pyc.zip"
+    with zipfile.ZipFile(src, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.pyc", b"x" * 5000)
+        z.writestr("pkg/b.pyc", b"y" * 5000)
+    out = _stored_zip(src)
+    with zipfile.ZipFile(out) as z:
+        assert [i.compress_type for i in z.infolist()] == [zipfile.ZIP_STORED] * 2
+        assert z.read("pkg/b.pyc") == b"y" * 5000 and z.namelist() == ["a.pyc", "pkg/b.pyc"]
+    made = out.stat().st_mtime_ns
+    assert _stored_zip(src) == out and out.stat().st_mtime_ns == made  # not made again
