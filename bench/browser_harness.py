@@ -330,13 +330,17 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
         "() => import(new URL((document.body.dataset.root || '') + 'static/ask/test_hooks.js', document.baseURI).href)"
     )
     wall, engine = [], []
+    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python")}
     for q in questions:
         t0 = time.perf_counter()
         run = page.evaluate("q => oyaAsk.ask(q)", q)
         wall.append((time.perf_counter() - t0) * 1000)
         if run.get("error"):
             raise RuntimeError(f"question {q!r} failed: {run['error']}")
-        engine.append(float(run["result"]["browser_timings_ms"]["query"]))
+        timings = run["result"]["browser_timings_ms"]
+        engine.append(float(timings["query"]))
+        for key, values in parts.items():
+            values.append(float(timings.get(key, 0.0)))
 
     def stats(xs: list[float]) -> dict[str, float]:
         return {
@@ -345,7 +349,12 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
             "max": round(max(xs), 1),
         }
 
-    return {"n": len(questions), "panel_ms": stats(wall), "engine_ms": stats(engine)}
+    return {
+        "n": len(questions),
+        "panel_ms": stats(wall),
+        "engine_ms": stats(engine),
+        "engine_parts_ms": {k: stats(v) for k, v in parts.items()},  # embed, JS vectors, the core
+    }
 
 
 def memory(page: Any, ctx: Any, profile: Path) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The context an answer is made from: a Mermaid diagram, then snippets, within a token budget.
 
-The diagram comes first, within its own budget (fewer nodes until it fits); then each hit and
+The diagram (``oya.core.answer_diagram``) comes first, within its own budget (its least
+important nodes dropped until it fits); then each hit and
 each connected chunk as a snippet cut at line boundaries (``oya.core.text.split_lines``).
 Citations are made only from what entered the context, with the span the snippet covers.
 """
@@ -9,14 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oya.core.diagram import render_mermaid
-from oya.core.graph import Subgraph
+from oya.core.answer_diagram import DiagramPlan, render_plan
 from oya.core.records import Chunk
 from oya.core.results import Citation, Context, Hit, Snippet, page_url
 from oya.core.text import split_lines
 from oya.core.tokenize import count_tokens, truncate_to_tokens
 
-MAX_DIAGRAM_NODES = 30
 MIN_SNIPPET_ROOM = 40  # tokens: below this, no further snippet starts
 MIN_SNIPPET_SHARE = 120  # tokens a snippet may always use (else a quarter of what is left)
 HEADER_TOKENS = 8  # a snippet's header line in Context.render
@@ -53,23 +52,20 @@ def citation_for(chunk: Chunk, end_line: int | None = None) -> Citation:
     )
 
 
-def fit_diagram(subgraph: Subgraph, cap: int, max_chars: int) -> str:
-    """The subgraph's Mermaid diagram within ``cap`` tokens: fewer nodes until it fits ("" if none)."""
-    n_nodes = min(len(subgraph.nodes), MAX_DIAGRAM_NODES)
-    while n_nodes > 0:
-        mermaid = render_mermaid(
-            subgraph.nodes, subgraph.edges, highlight=subgraph.seeds, max_nodes=n_nodes, max_chars=max_chars
-        )
-        if count_tokens(mermaid) <= cap:
+def fit_diagram(plan: DiagramPlan, cap: int, max_chars: int) -> str:
+    """The plan's Mermaid diagram within ``cap`` tokens and ``max_chars`` characters: its least
+    important nodes dropped until it fits ("" if none)."""
+    for n_nodes in range(len(plan.nodes), 0, -1):
+        mermaid = render_plan(plan.trimmed(n_nodes))
+        if count_tokens(mermaid) <= cap and len(mermaid) <= max_chars:
             return mermaid
-        n_nodes = n_nodes * 3 // 4
     return ""
 
 
 def build_context(
-    hits: Sequence[Hit], extra: Sequence[Hit], subgraph: Subgraph, budget: int, diagram_budget: int
+    hits: Sequence[Hit], extra: Sequence[Hit], plan: DiagramPlan, budget: int, diagram_budget: int
 ) -> Context:
-    mermaid = fit_diagram(subgraph, min(diagram_budget, budget), diagram_budget * 4)
+    mermaid = fit_diagram(plan, min(diagram_budget, budget), diagram_budget * 4)
     used = count_tokens(mermaid) if mermaid else 0
     snippets: list[Snippet] = []
     per_snippet = max(MIN_SNIPPET_SHARE, (budget - used) // 4)

@@ -26,6 +26,9 @@ class RetrievalOptions:
     max_per_file: int = 3
     context_budget: int = 2400  # tokens for snippets and diagram together
     diagram_budget: int = 600
+    # the answer's diagram holds at most this many symbols: the paths between the matches
+    # first (oya.core.answer_diagram); docs/DECISIONS.md, "The answer's diagram"
+    diagram_nodes: int = 10
     expand_graph: bool = True
     channels: tuple[str, ...] = CHANNEL_NAMES
     # RRF's k: 10 rather than Cormack et al.'s 60 gives a channel's first ranks more say over
@@ -51,6 +54,8 @@ class RetrievalOptions:
                 raise ValueError(f"channel must be one of {', '.join(CHANNEL_NAMES)}; got {name!r}")
         if self.k < 1:
             raise ValueError("k must be at least 1")
+        if self.diagram_nodes < 1:
+            raise ValueError("diagram_nodes must be at least 1")
         if self.rrf_k < 1:
             raise ValueError("rrf_k must be at least 1")
         if self.file_aggregation not in FILE_AGGREGATIONS:

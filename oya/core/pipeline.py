@@ -103,7 +103,16 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
         ("kinds", order_kinds),
         ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
         ("expand", expand_stage(o, uniform_prior)),
-        ("pack", partial(pack, budget=o.context_budget, diagram_budget=o.diagram_budget)),
+        (
+            "pack",
+            partial(
+                pack,
+                budget=o.context_budget,
+                diagram_budget=o.diagram_budget,
+                diagram_nodes=o.diagram_nodes,
+                min_confidence=o.min_edge_confidence,
+            ),
+        ),
     )
     return Pipeline(o, partial(plan_query, intent=o.intent), stages)
 

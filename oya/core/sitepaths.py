@@ -85,6 +85,17 @@ def dir_page_path(d: str) -> str:
     return "dirs/" + _dirs(d) + "index.html"
 
 
+def dir_part_page_path(d: str, part: int) -> str:
+    """Continuation page ``part`` (2, 3, ...) of a big directory's listing: ``dirs/<d>/index.<part>.html``.
+
+    No directory segment ends in ``.html`` and nothing else under ``dirs/`` is named ``index.*``,
+    so these pages collide with no folder and no other listing.
+    """
+    if part < 2:
+        raise ValueError(f"continuation parts start at 2, got {part}")
+    return "dirs/" + _dirs(d) + f"index.{part}" + PAGE_SUFFIX
+
+
 def site_url(site_path: str) -> str:
     """A site path as a relative URL."""
     return quote(site_path, safe="/~")
@@ -95,4 +106,12 @@ def page_url(path: str, line: int | None = None) -> str:
     return site_url(file_page_path(path)) + (f"#L{line}" if line else "")
 
 
-__all__ = ["dir_page_path", "dir_segment", "file_page_path", "file_segment", "page_url", "part_page_path"]
+__all__ = [
+    "dir_page_path",
+    "dir_part_page_path",
+    "dir_segment",
+    "file_page_path",
+    "file_segment",
+    "page_url",
+    "part_page_path",
+]

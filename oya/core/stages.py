@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from oya.core.answer_diagram import plan_diagram
 from oya.core.channels import Channel, ChannelUnavailable, Corpus
 from oya.core.context import build_context
 from oya.core.files import rank_files
@@ -217,6 +218,20 @@ def expand(
     return replace(c, subgraph=subgraph, expanded=tuple(expanded), connected=tuple(extra))
 
 
-def pack(q: Query, c: Candidates, *, budget: int, diagram_budget: int) -> Candidates:
-    """The context: the diagram, then the hits' and the connected code's snippets, in budget."""
-    return replace(c, context=build_context(c.hits, c.connected, c.subgraph, budget, diagram_budget))
+def pack(
+    q: Query, c: Candidates, *, budget: int, diagram_budget: int, diagram_nodes: int, min_confidence: float
+) -> Candidates:
+    """The context: the diagram (the paths between the hits' symbols first, at most
+    ``diagram_nodes`` nodes), then the hits' and the connected code's snippets, in budget."""
+    matches = [h.chunk.node_id for h in c.hits if h.chunk.node_id]
+    ranked = [h.chunk.node_id for h in c.pool if h.chunk.node_id]
+    relevance = {n: i for i, n in reversed(list(enumerate(ranked)))}
+    plan = plan_diagram(
+        q.graph,
+        matches,
+        c.subgraph,
+        max_nodes=diagram_nodes,
+        min_confidence=min_confidence,
+        relevance=relevance,
+    )
+    return replace(c, context=build_context(c.hits, c.connected, plan, budget, diagram_budget))

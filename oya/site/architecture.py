@@ -9,8 +9,16 @@ Theory of operation:
 * Up to ``COLLAPSE_ABOVE`` modules each module is a node. Beyond that, modules collapse into
   their directory (package), so a 500-module repository shows a few dozen packages.
 * At most ``MAX_NODES`` units are drawn: those with the most dependency weight in and out
-  (ties by name), and the page says which ones were left out. Edge labels come from
-  ``render_mermaid``, which also sanitises every label.
+  (ties by name), among the units with dependencies that are not tests, fixtures or
+  benchmarks (a unit is set aside when all its modules are ``oya.core.answer_diagram.ASIDE_KINDS``),
+  unless there are none; the page says which ones were left out and its table lists every unit.
+* At most ``MAX_OUT`` arrows leave a unit (its heaviest dependencies) and ``MAX_EDGES`` in all;
+  the table under the diagram lists every dependency. Arrows carry no labels: a solid arrow
+  is a call or inheritance, a dashed one imports only (the map of this repository drew 90
+  labelled arrows over 30 boxes, 2,800 px wide, unreadable at any scale; issue 14).
+* The map is drawn top-down (dependents above what they use), every box links to its
+  module's or package's page (``oya.core.sitepaths``), and ``render_mermaid`` sanitises
+  every label.
 """
 
 from __future__ import annotations
@@ -19,14 +27,19 @@ import posixpath
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from oya.core.answer_diagram import ASIDE_KINDS
 from oya.core.diagram import render_mermaid
 from oya.core.graph import CodeGraph
+from oya.core.kinds import file_kind
 from oya.core.records import Edge, Node
+from oya.core.sitepaths import dir_page_path, page_url, site_url
 
 MIN_CONFIDENCE = 0.5
 COLLAPSE_ABOVE = 25
-MAX_NODES = 30
-MAX_EDGES = 90
+MAX_NODES = 16  # boxes a reader can take in at once, and a layered map of them fits the page width
+MAX_OUT = 3  # arrows leaving one box: its heaviest dependencies
+MAX_EDGES = 30
+LABEL_CHARS = 40
 ROOT_LABEL = "(root)"
 
 
@@ -97,22 +110,61 @@ def module_map(
         return f"{name}/ ({count} module{'s' if count != 1 else ''})" if key else f"{name} ({count})"
 
     all_units = [Unit(k, label(k), tuple(members[k]), weight[k]) for k in members]
-    ranked = sorted(all_units, key=lambda u: (-u.weight, u.key))
-    drawn = sorted(ranked[:max_nodes], key=lambda u: u.key)
-    left_out = tuple(sorted(ranked[max_nodes:], key=lambda u: u.key))
+    ranked = sorted(all_units, key=lambda u: (_aside(u), -u.weight, u.key))
+    drawable = _drawable(ranked)
+    drawn = sorted(drawable[:max_nodes], key=lambda u: u.key)
+    left_out = tuple(sorted((u for u in ranked if u not in drawn), key=lambda u: u.key))
     keep = {u.key for u in drawn}
     deps = sorted(
         (Dependency(a, b, dict(sorted(k.items()))) for (a, b), k in pairs.items() if a in keep and b in keep),
         key=lambda d: (-d.weight, d.source, d.target),
     )
-    shown = deps[:MAX_EDGES]
-    mermaid = _diagram(drawn, shown)
+    shown = _strongest(deps)
+    mermaid = _diagram(drawn, shown, collapsed)
     return ModuleMap(
         collapsed, tuple(drawn), left_out, tuple(deps), len(modules), mermaid, len(deps) - len(shown)
     )
 
 
-def _diagram(units: list[Unit], deps: list[Dependency]) -> str:
+def _drawable(ranked: list[Unit]) -> list[Unit]:
+    """The units worth a box: code with dependencies; else any with dependencies; else all.
+    Tests and unconnected units stay in the table under the map, where they cost no room."""
+    connected = [u for u in ranked if u.weight > 0]
+    return [u for u in connected if not _aside(u)] or connected or ranked
+
+
+def _aside(unit: Unit) -> bool:
+    """Every module of the unit is a test (fixtures and benchmarks count), a change log or a template."""
+    return all(file_kind(m) in ASIDE_KINDS for m in unit.modules)
+
+
+def _strongest(deps: list[Dependency]) -> list[Dependency]:
+    """The heaviest dependencies (``deps`` is heaviest first), ``MAX_OUT`` per source, ``MAX_EDGES`` in all."""
+    out: list[Dependency] = []
+    per_source: Counter[str] = Counter()
+    for d in deps:
+        if per_source[d.source] < MAX_OUT and len(out) < MAX_EDGES:
+            per_source[d.source] += 1
+            out.append(d)
+    return out
+
+
+def _short(label: str) -> str:
+    """A long path label keeps its end (the folder's own name and the module count), not its start."""
+    if len(label) <= LABEL_CHARS:
+        return label
+    path, sep, count = label.partition(" (")
+    tail = sep + count
+    parts = path.rstrip("/").split("/")
+    kept = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(".../" + part + "/" + kept + "/" + tail) > LABEL_CHARS:
+            break
+        kept = part + "/" + kept
+    return ".../" + kept + ("/" if path.endswith("/") else "") + tail
+
+
+def _diagram(units: list[Unit], deps: list[Dependency], collapsed: bool) -> str:
     if not units:
         return ""
     nodes = [Node(u.key or ROOT_LABEL, "module", u.label, u.label, u.key or ROOT_LABEL, 1, 1) for u in units]
@@ -125,5 +177,19 @@ def _diagram(units: list[Unit], deps: list[Dependency]) -> str:
         )
         for d in deps
     ]
-    labels = {n.id: u.label for n, u in zip(nodes, units, strict=True)}
-    return render_mermaid(nodes, edges, max_nodes=len(nodes), max_chars=20_000, direction="LR", labels=labels)
+    labels = {n.id: _short(u.label) for n, u in zip(nodes, units, strict=True)}
+    links = {
+        n.id: site_url(dir_page_path(u.key)) if collapsed else page_url(u.key)
+        for n, u in zip(nodes, units, strict=True)
+    }
+    return render_mermaid(
+        nodes,
+        edges,
+        max_nodes=len(nodes),
+        max_chars=20_000,
+        direction="TD",
+        labels=labels,
+        links=links,
+        edge_labels=(),
+        label_chars=LABEL_CHARS,
+    )

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from markupsafe import escape
+
 from oya.core.records import Node
 from oya.core.results import page_url
-from oya.core.sitepaths import dir_page_path, part_page_path, site_url
+from oya.core.sitepaths import dir_page_path, dir_part_page_path, part_page_path, site_url
 from oya.site.architecture import module_map
 from oya.site.codeview import PAGE_CODE_BYTES, CodeSlice, split_parts
 from oya.site.entry_points import EntryPoint, find_entry_points
@@ -40,6 +42,9 @@ from oya.store import Index
 DOC_LANGUAGES = ("markdown", "rst")
 DOC_RENDER_MAX_BYTES = 100_000  # longer documents are shown as (split) source, not rendered
 NEIGHBOURHOOD_NODES = 24
+LISTING_BYTES = 150_000  # estimated HTML of one folder page's rows: a big folder is split into pages
+LISTED_ON_OVERVIEW = 60  # top-level folders and files the overview lists before "all files"
+MODULES_PER_UNIT = 12  # modules the architecture page lists per package before "N more"
 MAX_LINKS = 5  # callers/callees listed per symbol, strongest first, before "+N more"
 _README = re.compile(r"^readme(\.(md|markdown|rst|txt))?$", re.IGNORECASE)
 
@@ -229,10 +234,11 @@ def overview_page(data: SiteData) -> Page:
         (n for syms in data.symbols.values() for n in syms if not n.name.startswith("_")),
         key=lambda n: (-n.centrality, n.id),
     )[:15]
-    top_dirs = [
-        {"label": s + "/", "url": dir_url(s), "count": data.file_count(s)}
-        for s in data.children.get("", ([], []))[0]
-    ]
+    root_dirs, root_files = data.children.get("", ([], []))
+    # the overview lists the first top-level entries; the root folder's pages list them all
+    shown_dirs = root_dirs[:LISTED_ON_OVERVIEW]
+    shown_files = root_files[: max(LISTED_ON_OVERVIEW - len(shown_dirs), 0)]
+    top_dirs = [{"label": s + "/", "url": dir_url(s), "count": data.file_count(s)} for s in shown_dirs]
     page.context = {
         "readme": readme_html,
         "readme_url": page_url(readme.path) if readme else None,
@@ -259,9 +265,25 @@ def overview_page(data: SiteData) -> Page:
         ],
         "central_symbols": [link(data, n) for n in central_symbols],
         "top_dirs": top_dirs,
-        "top_files": [{"label": f.name, "url": page_url(f.path)} for f in data.children.get("", ([], []))[1]],
+        "top_files": [{"label": f.name, "url": page_url(f.path)} for f in shown_files],
+        "top_total": len(root_dirs) + len(root_files),
+        "more_top": len(root_dirs) + len(root_files) - len(shown_dirs) - len(shown_files),
+        "all_files_url": dir_url(""),
     }
     return page
+
+
+def _unit_modules(data: SiteData, modules: tuple[str, ...], folder_url: str) -> list[dict[str, str]]:
+    """A package's modules for the architecture page: the first ``MODULES_PER_UNIT``, then one
+    "N more" entry to the package's folder page (a package of thousands made a 0.8 MB page)."""
+    limit = MODULES_PER_UNIT if folder_url and len(modules) > MODULES_PER_UNIT + 1 else len(modules)
+    out = [
+        {"label": m, "url": page_url(m), "summary": data.by_path[m].summary if m in data.by_path else ""}
+        for m in modules[:limit]
+    ]
+    if limit < len(modules):
+        out.append({"label": f"… {len(modules) - limit:,} more", "url": folder_url, "summary": ""})
+    return out
 
 
 def architecture_page(data: SiteData) -> Page:
@@ -277,14 +299,7 @@ def architecture_page(data: SiteData) -> Page:
                 "label": (u.key or "(root)") + ("/" if mm.collapsed and u.key else ""),
                 "url": dir_url(u.key) if mm.collapsed else page_url(u.key),
                 "drawn": u in mm.units,
-                "modules": [
-                    {
-                        "label": m,
-                        "url": page_url(m),
-                        "summary": data.by_path[m].summary if m in data.by_path else "",
-                    }
-                    for m in u.modules
-                ],
+                "modules": _unit_modules(data, u.modules, dir_url(u.key) if mm.collapsed else ""),
             }
         )
     page.context = {
@@ -305,30 +320,65 @@ def architecture_page(data: SiteData) -> Page:
     return page
 
 
-def dir_page(data: SiteData, d: str) -> Page:
-    out = dir_page_path(d)
+def _row_bytes(label: str, url: str, summary: str) -> int:
+    """Estimated HTML of one row of a folder listing (escaped label and summary, link, tags)."""
+    return 110 + len(url) + len(escape(label)) + len(escape(summary))
+
+
+def _listing_pages(rows: list[dict[str, Any]], budget: int = LISTING_BYTES) -> list[list[dict[str, Any]]]:
+    """``rows`` cut into consecutive pages of at most ``budget`` estimated bytes (at least one row each)."""
+    pages: list[list[dict[str, Any]]] = [[]]
+    used = 0
+    for row in rows:
+        cost = _row_bytes(row["label"], row["url"], row.get("summary", ""))
+        if pages[-1] and used + cost > budget:
+            pages.append([])
+            used = 0
+        pages[-1].append(row)
+        used += cost
+    return pages
+
+
+def dir_pages(data: SiteData, d: str) -> list[Page]:
+    """A folder's listing: one page, or consecutive pages for a folder of thousands of entries."""
     title = (d or data.repo_name) + "/"
-    page = Page(out, dir_url(d), "dir.html", title, crumbs=crumbs(d, is_dir=True), current=f"dir:{d}")
     subdirs, files = data.children.get(d, ([], []))
-    page.context = {
-        "dir": d,
-        "subdirs": [
-            {"label": posixpath.basename(s) + "/", "url": dir_url(s), "count": data.file_count(s)}
-            for s in subdirs
-        ],
-        "files": [
-            {
-                "label": f.name,
-                "url": page_url(f.path),
-                "language": f.language,
-                "lines": f.n_lines,
-                "summary": f.summary,
-                "symbols": len(data.symbols.get(f.path, ())),
-            }
-            for f in files
-        ],
-    }
-    return page
+    rows: list[dict[str, Any]] = [
+        {"label": posixpath.basename(s) + "/", "url": dir_url(s), "count": data.file_count(s), "dir": True}
+        for s in subdirs
+    ]
+    rows += [
+        {
+            "label": f.name,
+            "url": page_url(f.path),
+            "language": f.language,
+            "lines": f.n_lines,
+            "summary": f.summary,
+            "symbols": len(data.symbols.get(f.path, ())),
+            "dir": False,
+        }
+        for f in files
+    ]
+    groups = _listing_pages(rows)
+    paths = [dir_page_path(d)] + [dir_part_page_path(d, k) for k in range(2, len(groups) + 1)]
+    first_row = 1
+    listing = []
+    for path, group in zip(paths, groups, strict=True):
+        listing.append({"url": site_url(path), "first": first_row, "last": first_row + len(group) - 1})
+        first_row += len(group)
+    pages = []
+    for k, (path, group) in enumerate(zip(paths, groups, strict=True)):
+        url = site_url(path)
+        page = Page(path, url, "dir.html", title, crumbs=crumbs(d, is_dir=True), current=f"dir:{d}")
+        page.nav_url = dir_url(d) if k else ""
+        page.context = {
+            "dir": d,
+            "rows": group,
+            "entries": len(rows),
+            "listing": [{**p, "current": p["url"] == url} for p in listing] if len(groups) > 1 else [],
+        }
+        pages.append(page)
+    return pages
 
 
-__all__ = ["FileEntry", "Page", "SiteData", "dir_url", "first_sentence", "link"]
+__all__ = ["FileEntry", "Page", "SiteData", "dir_pages", "dir_url", "first_sentence", "link"]

@@ -43,7 +43,7 @@ from oya.site.filepage import file_page, part_pages
 from oya.site.markup import render_docstring
 from oya.site.nav import NAV_DIR, tree_script
 from oya.site.package_data import TEMPLATE_DIR
-from oya.site.pages import Page, SiteData, architecture_page, dir_page, overview_page
+from oya.site.pages import Page, SiteData, architecture_page, dir_pages, overview_page
 from oya.site.symbolindex import symbol_pages
 from oya.store import Index
 
@@ -104,7 +104,7 @@ def all_pages(data: SiteData) -> Iterator[Page]:
     yield architecture_page(data)
     yield from symbol_pages(data)
     for d in sorted(data.children):
-        yield dir_page(data, d)
+        yield from dir_pages(data, d)
     for f in data.files:
         yield file_page(data, f)
         yield from part_pages(data, f)
@@ -267,7 +267,7 @@ def render_wiki_pages(
             else:
                 todo.append(job)
             counts["file_pages"] += page.template == "file.html" and not page.nav_url
-            counts["part_pages"] += bool(page.nav_url)
+            counts["part_pages"] += page.template == "file.html" and bool(page.nav_url)
             counts["dir_pages"] += page.template == "dir.html"
             counts["diagrams"] += page.has_diagram
         for path, html in render_jobs(todo, progress):

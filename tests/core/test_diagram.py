@@ -8,17 +8,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oya.core.diagram import node_label, render_mermaid, sanitize_label
+from oya.core.diagram import node_label, render_mermaid, safe_link, sanitize_label
 from oya.core.records import EDGE_KINDS, Edge, Node
 
 LABEL = r"[A-Za-z0-9 _./:(),-]{1,48}"
 NODE_LINE = re.compile(rf'  n\d+\["{LABEL}"\]:::(seed|mod|cls|fn)')
-EDGE_LINE = re.compile(r"  n\d+ (-->|-\.->|---)\|(calls|inherits|imports|contains)\| n\d+")
+EDGE_LINE = re.compile(r"  n\d+ (-->|-\.->|---)(\|(calls|inherits|imports|contains)\|)? n\d+")
+# a node's page: a relative site path (oya.core.sitepaths), nothing else
+CLICK_LINE = re.compile(r'  click n\d+ href "[A-Za-z0-9_.~%-][A-Za-z0-9_.~/%-]*(#L[0-9]+)?"')
 CLASSDEF_LINE = re.compile(r"  classDef (seed|mod|cls|fn) fill:#[0-9a-f]{6},stroke:#[0-9a-f]{6},color:#111")
 SUBGRAPH_LINE = re.compile(rf'  subgraph n\d+\["{LABEL}"\]')
 END_LINE = re.compile(r"  end")
 CLASS_LINE = re.compile(r"  class n\d+ (seed|mod|cls|fn)")
-LINES = (NODE_LINE, EDGE_LINE, CLASSDEF_LINE, SUBGRAPH_LINE, END_LINE, CLASS_LINE)
+LINES = (NODE_LINE, EDGE_LINE, CLASSDEF_LINE, SUBGRAPH_LINE, END_LINE, CLASS_LINE, CLICK_LINE)
 
 HOSTILE = [
     'a"]; click n0 "javascript:alert(1)"',
@@ -183,3 +185,16 @@ def test_containment_cycles_and_second_parents_stay_flat() -> None:
     assert_safe(diagram)
     assert diagram.count("subgraph") == 1 and '  subgraph n0["a"]' in diagram
     assert "  n2 ---|contains| n1" in diagram  # the second container is drawn as an edge
+
+
+def test_links_only_to_relative_site_paths() -> None:
+    a, b, c = (Node(x, "function", x, x, "a.py", 1, 1) for x in "abc")
+    links = {"a": "files/a.py.html#L1", "b": 'javascript:alert(1)"', "c": "//evil.example/x"}
+    diagram = render_mermaid([a, b, c], [Edge("a", "b", "calls", 1.0)], links=links, edge_labels=())
+    assert_safe(diagram)
+    assert '  click n0 href "files/a.py.html#L1"' in diagram
+    assert "click n1" not in diagram and "click n2" not in diagram
+    assert "  n0 --> n1" in diagram  # calls unlabelled when not asked for
+    for bad in ("/etc/passwd", "https://x.org/", "a b.html", 'a".html', "files/x.html#top", "data:x", ""):
+        assert not safe_link(bad), bad
+    assert safe_link("files/a%20b/~x.py.html#L12") and safe_link("dirs/pkg/index.html")

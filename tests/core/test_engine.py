@@ -9,6 +9,7 @@ from core_corpus import Inventory, build_inventory, embed, make_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oya.core.answer_diagram import EMPTY_PLAN
 from oya.core.bm25 import BM25Index
 from oya.core.channels import (
     GRAPH_PREFIX_MATCH,
@@ -21,7 +22,7 @@ from oya.core.channels import (
 from oya.core.context import build_context, cut_snippet
 from oya.core.files import DECAY_CHUNKS, rank_files
 from oya.core.filters import path_filter
-from oya.core.graph import CodeGraph, Subgraph
+from oya.core.graph import CodeGraph
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import retrieve
 from oya.core.query import QueryPlan
@@ -245,7 +246,7 @@ def test_graph_expansion_adds_connected_code(inventory: Inventory) -> None:
         s for s in result.context.snippets if s.citation.chunk_id not in {h.chunk.id for h in result.hits}
     ]
     assert expanded
-    assert "n0" in result.context.mermaid and "-->|calls|" in result.context.mermaid
+    assert "n0 --> n1" in result.context.mermaid  # a call: an unlabelled arrow
     off = run(inventory, "reserve stock OutOfStockError", k=1, expand_graph=False)
     assert [n.id for n in off.subgraph.nodes] == ["inventory/service.py::InventoryService.reserve"]
     assert off.quality.expanded == 0
@@ -334,8 +335,7 @@ def test_cut_snippet_property(lines: list[str], budget: int) -> None:
 
 
 def test_build_context_without_hits() -> None:
-    empty = Subgraph((), (), {}, ())
-    ctx = build_context([], [], empty, 100, 50)
+    ctx = build_context([], [], EMPTY_PLAN, 100, 50)
     assert ctx.mermaid == "" and ctx.snippets == () and ctx.tokens == 0
     assert ctx.render() == ""
 
@@ -343,7 +343,7 @@ def test_build_context_without_hits() -> None:
 def test_context_render(inventory: Inventory) -> None:
     ctx = run(inventory, "InventoryService.reserve").context
     text = ctx.render()
-    assert text.startswith("```mermaid\nflowchart LR")
+    assert text.startswith("```mermaid\nflowchart TD")
     first = ctx.snippets[0].citation
     assert f"--- {first.path} lines {first.start_line}-{first.end_line} ({first.title})" in text
 

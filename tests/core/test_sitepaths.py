@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from oya.core.results import page_url
 from oya.core.sitepaths import (
     dir_page_path,
+    dir_part_page_path,
     dir_segment,
     file_page_path,
     file_segment,
@@ -33,6 +34,8 @@ TRICKY = [
     "a.html",
     "a.2",
     "a.2.html",
+    "index.2.html",
+    "index.2",
     "é",
     "e\u0301",
     ".hidden",
@@ -85,6 +88,7 @@ def _site_paths(files: list[str]) -> list[str]:
     pages = [file_page_path(f) for f in files]
     pages += [dir_page_path(d) for d in _dirs_of(files)]
     pages += [part_page_path(f, k) for f in files for k in (2, 3, 12)]
+    pages += [dir_part_page_path(d, k) for d in _dirs_of(files) for k in (2, 3, 12)]
     return pages
 
 
@@ -135,6 +139,8 @@ def test_the_layouts_from_the_issue() -> None:
     # ordinary paths keep their familiar form
     assert page_url("pkg/mod.py", 3) == "files/pkg/mod.py.html#L3"
     assert part_page_path("pkg/mod.py", 2) == "parts/pkg/mod.py.2.html"
+    assert dir_part_page_path("pkg", 2) == "dirs/pkg/index.2.html"
+    assert dir_part_page_path("", 3) == "dirs/index.3.html"
 
 
 def test_long_names_are_shortened_with_a_hash() -> None:
@@ -149,3 +155,5 @@ def test_long_names_are_shortened_with_a_hash() -> None:
 def test_part_numbers_start_at_two() -> None:
     with pytest.raises(ValueError):
         part_page_path("a.py", 1)
+    with pytest.raises(ValueError):
+        dir_part_page_path("a", 1)

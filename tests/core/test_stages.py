@@ -160,7 +160,14 @@ def test_expand_follows_the_graph_from_the_top_hits(inventory: Inventory) -> Non
 
 def test_pack_fits_the_context_in_its_budget(inventory: Inventory) -> None:
     hits = tuple(Hit(c, 1.0, ("lexical",)) for c in inventory.chunks[:6])
-    out = stages.pack(query(inventory, "x"), replace(start(), hits=hits), budget=300, diagram_budget=100)
+    out = stages.pack(
+        query(inventory, "x"),
+        replace(start(), hits=hits),
+        budget=300,
+        diagram_budget=100,
+        diagram_nodes=10,
+        min_confidence=0.5,
+    )
     assert out.context.tokens <= 300 and out.context.snippets
     assert [s.citation.chunk_id for s in out.context.snippets] == [h.chunk.id for h in hits][
         : len(out.context.snippets)

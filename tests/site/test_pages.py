@@ -41,7 +41,8 @@ LONG = "x" * 5000
 _SAFE_MERMAID = re.compile(
     r"^(flowchart (LR|TD|TB|RL|BT)"
     r'|  n\d+\["[A-Za-z0-9 _./:(),-]*"\]:::(seed|mod|cls|fn)'
-    r"|  n\d+ (-->|-\.->|---)\|(calls|imports|inherits|contains)\| n\d+"
+    r"|  n\d+ (-->|-\.->|---)(\|(calls|imports|inherits|contains)\|)? n\d+"
+    r'|  click n\d+ href "[A-Za-z0-9_.~%-][A-Za-z0-9_.~/%-]*(#L[0-9]+)?"'
     r'|  subgraph n\d+\["[A-Za-z0-9 _./:(),-]*"\]|  end|  class n\d+ (seed|mod|cls|fn)'
     r"|  classDef (seed|mod|cls|fn) fill:#[0-9a-f]{6},stroke:#[0-9a-f]{6},color:#[0-9a-f]{3})$"
 )

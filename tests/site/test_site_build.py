@@ -7,6 +7,7 @@ embedder (``make_index`` of test_pages), so every test here takes seconds.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import string
 from pathlib import Path
@@ -152,6 +153,57 @@ def test_every_page_stays_under_the_budget(tmp_path: Path) -> None:
             ids += [i for i in scan_html(html).ids if i.startswith("L") and i[1:].isdigit()]
     assert sorted(ids, key=lambda i: int(i[1:])) == [f"L{n}" for n in range(1, len(ids) + 1)]
     assert len(ids) == _big_module(1000).count("\n")
+
+
+def _many_files(n: int) -> dict[str, str]:
+    """``n`` modules in one folder (each with a one-sentence summary), n/5 files at the top level."""
+    files = {
+        f"flat/module_with_a_rather_long_name_{i:05d}.py": f'"""Module {i} computes one particular thing '
+        f'about graphs, <nodes> & edges, described at some length."""\n\n\ndef f{i}():\n    return {i}\n'
+        for i in range(n)
+    }
+    files.update({f"top_{i:04d}.txt": f"note {i}\n" for i in range(n // 5)})
+    files["pkg/alone.py"] = '"""A module nothing else mentions."""\n\n\ndef alone():\n    return 1\n'
+    return files
+
+
+def test_page_weight_does_not_grow_with_the_repository(tmp_path: Path) -> None:
+    """Thousands of files: every page under the budget, a big folder listed over several pages,
+    and one file's page as heavy as in a ten-file repository (the tree is one shared script)."""
+    site, counts = _build(_write(tmp_path / "big" / "repo", _many_files(1500)), tmp_path / "big")
+    small_site, _ = _build(_write(tmp_path / "small" / "repo", _many_files(10)), tmp_path / "small")
+    sizes = {rel: len(html.encode()) for rel, html in html_pages(site)}
+    heaviest = max(sizes, key=sizes.__getitem__)
+    assert sizes[heaviest] <= PAGE_BUDGET, (heaviest, sizes[heaviest])
+    alone = "files/pkg/alone.py.html"
+    assert abs(sizes[alone] - len((small_site / alone).read_bytes())) < 64
+    trees = list((site / "nav").glob("tree.*.js"))
+    assert len(trees) == 1 and all(trees[0].name in html for _, html in html_pages(site))
+    # the folder of 1,500 modules: consecutive pages, each row on exactly one, each page linking all
+    listing = sorted((rel for rel in sizes if rel.startswith("dirs/flat/index")), key=lambda r: (len(r), r))
+    assert len(listing) >= 3 and counts["dir_pages"] == len(listing) + 2  # and the root, pkg/
+    rows: list[str] = []
+    for rel in listing:
+        html = (site / rel).read_text(encoding="utf-8")
+        rows += re.findall(r"class=file-link href=([^ >]+)>", html)
+        assert all(other.rsplit("/", 1)[1] in html for other in listing), rel
+        assert "<nav class=crumbs aria-label=Breadcrumbs><ol><li><a href=../index.html>Files</a>" in html
+    assert rows == [f"../../files/flat/module_with_a_rather_long_name_{i:05d}.py.html" for i in range(1500)]
+    overview = (site / "index.html").read_text(encoding="utf-8")
+    assert "top-level entries" in overview and overview.count('class="file-link"') <= 60
+    check_site(site)
+
+
+@pytest.mark.slow
+def test_this_repositorys_pages_stay_under_the_budget(tmp_path: Path) -> None:
+    """Oya's own wiki (its git files: code, docs, bench results), every page under 300 kB (~50 s)."""
+    repo = Path(__file__).resolve().parents[2]
+    if not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    site, counts = _build(repo, tmp_path)
+    sizes = {rel: len(html.encode()) for rel, html in html_pages(site)}
+    heaviest = max(sizes, key=sizes.__getitem__)
+    assert counts["files"] > 200 and sizes[heaviest] <= PAGE_BUDGET, (heaviest, sizes[heaviest])
 
 
 def test_split_parts_cuts_on_estimated_bytes() -> None:

@@ -1,7 +1,10 @@
-// The Ask panel's "Connected code" diagram: the core's Mermaid source (sanitised by oya/core/diagram.py)
-// drawn by the vendored mermaid with securityLevel "strict", loaded the first time a diagram is drawn;
-// its SVG is parsed, stripped of anything active (sanitizeSvg) and inserted as a node. The pure parts
-// (mermaidConfig, sanitizeSvg over any DOM-like tree) are tested in tests/js/diagram.test.js.
+// The Ask panel's "Connected code" diagram: the core's Mermaid source (oya/core/answer_diagram.py: the
+// call paths between the answer's symbols, sanitised by oya/core/diagram.py) drawn by the vendored
+// mermaid with securityLevel "strict", loaded the first time a diagram is drawn; its SVG is parsed,
+// stripped of anything active (sanitizeSvg) and inserted as a node. Each node links to its wiki page:
+// the core writes site-relative paths, which are the only links kept, made absolute against the
+// site's root here (the panel runs on pages at any depth). The pure parts (mermaidConfig, siteLink,
+// sanitizeSvg over any DOM-like tree) are tested in tests/js/diagram.test.js.
 
 import { el } from "./dom.js";
 
@@ -11,7 +14,10 @@ export function mermaidConfig(dark) {
     securityLevel: "strict",
     theme: dark ? "dark" : "neutral",
     htmlLabels: false,
-    flowchart: { htmlLabels: false, useMaxWidth: false, curve: "basis", nodeSpacing: 24, rankSpacing: 36, padding: 6 },
+    // labels are short already (oya/core/answer_diagram.py): Mermaid's wrapping only broke names
+    // mid-word ("chunk_embedding" / "s"), so it is off
+    markdownAutoWrap: false,
+    flowchart: { htmlLabels: false, useMaxWidth: false, curve: "basis", nodeSpacing: 24, rankSpacing: 36, padding: 6, wrappingWidth: 400, minNodeWidth: 0 },
     themeVariables: { fontSize: "13px" },
     fontFamily: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
   };
@@ -21,10 +27,21 @@ export function mermaidConfig(dark) {
 const ACTIVE_ELEMENTS = new Set(["script", "foreignobject", "iframe", "object", "embed", "image", "animate", "set", "handler"]);
 const LINK_ATTRIBUTES = new Set(["href", "xlink:href", "src", "action", "formaction"]);
 
+// A link the core wrote (oya/core/diagram.py, safe_link): a relative site path with an optional
+// "#L<n>"; no scheme, no host, no leading "/". Anything else is not a link of ours.
+const SITE_LINK = /^[A-Za-z0-9_.~%-][A-Za-z0-9_.~/%-]*(#L[0-9]+)?$/;
+
+// `value` made absolute against the site's root `base`, or null when it is not a site link.
+export function siteLink(value, base) {
+  const text = String(value).trim();
+  return base && SITE_LINK.test(text) && !text.includes(":") ? base + text : null;
+}
+
 // Strip the SVG tree in place: active elements go, so do event handlers and links that leave the
-// document (only "#fragment" links stay). Works on DOM nodes and on anything with the same surface:
-// children, nodeName, attributes [{name, value}], removeAttribute, remove. Returns the number removed.
-export function sanitizeSvg(root) {
+// document; "#fragment" links stay, and with `base` the core's site links stay, made absolute
+// (siteLink). Works on DOM nodes and on anything with the same surface: children, nodeName,
+// attributes [{name, value}], removeAttribute, setAttribute, remove. Returns the number removed.
+export function sanitizeSvg(root, base = "") {
   let removed = 0;
   const visit = (node) => {
     for (const child of [...node.children]) {
@@ -37,8 +54,11 @@ export function sanitizeSvg(root) {
     }
     for (const { name, value } of [...node.attributes]) {
       const lower = name.toLowerCase();
-      const outward = LINK_ATTRIBUTES.has(lower) && !String(value).trim().startsWith("#");
-      if (lower.startsWith("on") || outward || /^\s*javascript:/i.test(String(value))) {
+      const link = LINK_ATTRIBUTES.has(lower) && !String(value).trim().startsWith("#");
+      const inSite = link && node.nodeName.toLowerCase() === "a" && (lower === "href" || lower === "xlink:href") ? siteLink(value, base) : null;
+      if (inSite) {
+        node.setAttribute(name, inSite);
+      } else if (lower.startsWith("on") || link || /^\s*javascript:/i.test(String(value))) {
         node.removeAttribute(name);
         removed += 1;
       }
@@ -48,12 +68,20 @@ export function sanitizeSvg(root) {
   return removed;
 }
 
-// The parsed, sanitised <svg> node for SVG text, or null when the text is not an SVG document.
-export function svgNode(svgText) {
-  const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
+// Mermaid writes node links as xlink:href without declaring the xlink namespace (an HTML parser
+// does not mind; the XML parser rejects the whole document), so declare it on the root.
+export function withXlink(svgText) {
+  const head = svgText.slice(0, svgText.indexOf(">") + 1);
+  return head.startsWith("<svg") && !head.includes("xmlns:xlink=") ? svgText.replace("<svg", '<svg xmlns:xlink="http://www.w3.org/1999/xlink"') : svgText;
+}
+
+// The parsed, sanitised <svg> node for SVG text (site links made absolute against `base`), or null
+// when the text is not an SVG document.
+export function svgNode(svgText, base) {
+  const doc = new DOMParser().parseFromString(withXlink(svgText), "image/svg+xml");
   const root = doc.documentElement;
   if (!root || root.nodeName.toLowerCase() !== "svg") return null;
-  sanitizeSvg(root);
+  sanitizeSvg(root, base);
   return document.importNode(root, true);
 }
 
@@ -82,6 +110,7 @@ export function createDiagrams(base) {
   }
 
   return {
+    base, // the site's root, which the diagrams' node links are relative to
     // SVG text for a Mermaid source
     async render(source) {
       const mermaid = await load();
@@ -92,16 +121,17 @@ export function createDiagrams(base) {
   };
 }
 
-// Shrink a wide diagram towards the panel's width, but never below 60% (labels stay readable; the
-// box scrolls for the rest and "Expand" shows it full size).
+// Shrink a diagram to fit the box, width and height (a chain runs down the page), but never below
+// 60% (labels stay readable; the box scrolls for the rest and "Expand" shows it full size).
 function fitDiagram(holder, svg) {
   requestAnimationFrame(() => {
     const box = svg.viewBox?.baseVal;
-    const natural = box && box.width ? box.width : svg.getBBox().width;
-    const room = holder.clientWidth - 16;
-    if (!natural || room <= 0) return;
-    const scale = Math.min(1, Math.max(0.6, room / natural));
-    svg.style.width = `${Math.round(natural * scale)}px`;
+    const natural = box && box.width ? [box.width, box.height] : [svg.getBBox().width, svg.getBBox().height];
+    const maxHeight = parseFloat(getComputedStyle(holder).maxHeight);
+    const room = [holder.clientWidth - 16, Number.isFinite(maxHeight) ? maxHeight - 16 : Infinity];
+    if (!natural[0] || room[0] <= 0) return;
+    const scale = Math.min(1, Math.max(0.6, Math.min(room[0] / natural[0], room[1] / (natural[1] || 1))));
+    svg.style.width = `${Math.round(natural[0] * scale)}px`;
     svg.style.maxWidth = "none";
     svg.removeAttribute("height");
   });
@@ -142,7 +172,7 @@ export function renderDiagramBlock(item, { diagrams, onDrawn = () => {} }) {
   const holder = el("div", { class: "ask-mermaid", tabindex: "0", role: "img", "aria-label": "Diagram of the code connected to the answer" });
   block.append(holder);
   const put = (svgText) => {
-    const node = svgText && svgNode(svgText);
+    const node = svgText && svgNode(svgText, diagrams.base);
     if (!node) {
       holder.replaceChildren(el("pre", { class: "ask-mermaid-src", text: source }));
       return;
