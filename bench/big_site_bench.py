@@ -55,13 +55,15 @@ sys.path.insert(0, str(BENCH_DIR))
 from corpus import fetch_project  # noqa: E402
 from site_bench import GROUPS, LARGE_EXTRA, group_of, large_questions, pct  # noqa: E402
 
+from oya.site.assets import site_file  # noqa: E402
+
 WORK = BENCH_DIR / ".cache" / "big_site"
 RESULTS = BENCH_DIR / "results" / "big_site_bench.json"
 SPEC = "networkx==3.6.1"
 PAGE_BUDGET = 300_000
 BUDGETS = {"first_answer_gzip_mb": 25.0, "warm_p95_ms": 150.0, "largest_page_kb": 300.0}
 # what the panel fetches before its first answer (mermaid too: the answer draws its diagram)
-FIRST_ANSWER = ("vendor/", "models/", "bundle/", "static/")
+FIRST_ANSWER = ("vendor/", "models/", "bundle/", "bundle.", "static/")  # bundle.<hash>/: oya.site.assets
 EXTRA_QUESTIONS = [
     "How is the shortest path between two nodes computed?",
     "Where is PageRank implemented?",
@@ -105,6 +107,8 @@ def sizes(site: Path, lines: int) -> dict[str, Any]:
         if not path.is_file():
             continue
         rel = path.relative_to(site).as_posix()
+        if path.suffix in (".br", ".gz") and path.with_suffix("").is_file():
+            continue  # the build's compressed copy of a file counted here (oya.site.assets)
         data = path.read_bytes()
         gz = len(data) if rel.endswith(".gz") else len(gzip.compress(data, compresslevel=6, mtime=0))
         names = [group_of(rel), "total"] + (["first_answer"] if rel.startswith(FIRST_ANSWER) else [])
@@ -139,7 +143,7 @@ def same_ranking(
     from oya.core.bundle import load_bundle
     from oya.searcher import Searcher
 
-    bundle = load_bundle(site / "bundle")
+    bundle = load_bundle(site_file(site, "bundle/"))
     same_hits = same_files = 0
     overlaps: list[float] = []
     found = {"cli": 0, "bundle": 0}
@@ -188,7 +192,7 @@ def pyodide_core(site: Path, requests: list[dict[str, Any]]) -> dict[str, Any]:
     path = WORK / "pyodide_requests.json"
     path.write_text(json.dumps(requests), encoding="utf-8")
     cmd = [node, str(BENCH_DIR / "pyodide_core_time.mjs"), "--pyodide", str(modules / "pyodide")]
-    cmd += ["--repo", str(ROOT), "--bundle", str(site / "bundle"), "--requests", str(path)]
+    cmd += ["--repo", str(ROOT), "--bundle", str(site_file(site, "bundle/")), "--requests", str(path)]
     out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     cpu, wall = out["cpu_ms"][1:], out["wall_ms"][1:]
     return {
@@ -202,7 +206,7 @@ def pyodide_core(site: Path, requests: list[dict[str, Any]]) -> dict[str, Any]:
 
 def question_targets(site: Path) -> dict[str, str]:
     """Docstring first line -> the node it came from (for questions drawn from docstrings)."""
-    doc = json.loads(gzip.decompress((site / "bundle" / "index.json.gz").read_bytes()))
+    doc = json.loads(gzip.decompress(site_file(site, "bundle/index.json.gz").read_bytes()))
     nodes = doc["nodes"]
     out: dict[str, str] = {}
     for nid, docstring in zip(nodes["id"], nodes["docstring"], strict=True):
@@ -213,7 +217,7 @@ def question_targets(site: Path) -> dict[str, str]:
 
 def first_page(site: Path) -> str:
     """The page the browser opens: the file with the most chunks (its page or its first part)."""
-    doc = json.loads(gzip.decompress((site / "bundle" / "index.json.gz").read_bytes()))
+    doc = json.loads(gzip.decompress(site_file(site, "bundle/index.json.gz").read_bytes()))
     counts: dict[int, int] = {}
     for p in doc["chunks"]["path"]:
         counts[p] = counts.get(p, 0) + 1

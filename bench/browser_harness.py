@@ -18,7 +18,10 @@ Theory of operation:
   on the page (default 20 Mbit/s down, 40 ms RTT); Chromium applies it to the page's workers too.
 * First answer: the page is opened with ``?ask=<question>`` (the panel's deep link), so loading
   starts at navigation; the time is the page's ``performance.now()`` when the first answered entry
-  is in the panel's DOM. An entry showing an error fails the run.
+  is in the panel's DOM (while the query model loads, the panel first shows the core's answer
+  without the semantic channel, marked ``.ask-partial``); "full" is when the complete answer
+  replaced it. An entry showing an error fails the run. Bytes "to" an answer are those of the
+  requests the server began to answer before it.
 * Warm questions: after the warm first answer, each of the questions is asked through the panel
   (``oyaAsk.ask`` of static/ask/test_hooks.js, which this server answers from the template, since a
   built site leaves it out): wall time per question (panel rendering included) and the engine's own
@@ -84,6 +87,7 @@ class Transfer:
     status: int
     bytes: int
     encoding: str
+    at: float  # epoch seconds when the server began to answer
 
 
 @dataclass
@@ -109,12 +113,8 @@ class _CountingWriter:
         self.count += len(data)
         return int(self.raw.write(data) or 0)
 
-    def flush(self) -> None:
-        self.raw.flush()
-
-    @property
-    def closed(self) -> bool:
-        return bool(self.raw.closed)
+    def __getattr__(self, name: str) -> Any:  # flush, close, closed: the socket writer's
+        return getattr(self.raw, name)
 
 
 class _Metered(SimpleHTTPRequestHandler):
@@ -124,6 +124,7 @@ class _Metered(SimpleHTTPRequestHandler):
     prefix = "/"
     _status = 0
     _encoding = ""
+    _at = 0.0
 
     def setup(self) -> None:
         super().setup()
@@ -134,10 +135,10 @@ class _Metered(SimpleHTTPRequestHandler):
         super().handle_one_request()
         if self._status:
             path = urlsplit(getattr(self, "path", "")).path
-            self.wire.add(Transfer(path, self._status, self.wfile.count, self._encoding))  # type: ignore[attr-defined]
+            self.wire.add(Transfer(path, self._status, self.wfile.count, self._encoding, self._at))  # type: ignore[attr-defined]
 
     def send_response(self, code: int, message: str | None = None) -> None:
-        self._status = code
+        self._status, self._at = code, time.time()
         super().send_response(code, message)
 
     def send_header(self, keyword: str, value: str) -> None:
@@ -200,12 +201,16 @@ def serve(site_dir: Path, server: str = "oya", prefix: str = "/") -> Iterator[Se
         thread.join(timeout=5)
 
 
-def summarize(transfers: list[Transfer]) -> dict[str, Any]:
+def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dict[str, Any]:
+    """Bytes and requests answered before the first answer, before the full one, and in the visit."""
     ok = [t for t in transfers if t.status < 400]
     top = sorted(ok, key=lambda t: -t.bytes)[:8]
     return {
-        "bytes": sum(t.bytes for t in transfers),
-        "requests": len(transfers),
+        "bytes": sum(t.bytes for t in transfers if t.at <= first_at),
+        "requests": sum(1 for t in transfers if t.at <= first_at),
+        "bytes_to_full_answer": sum(t.bytes for t in transfers if t.at <= full_at),
+        "bytes_in_visit": sum(t.bytes for t in transfers),
+        "requests_in_visit": len(transfers),
         "not_modified": sum(1 for t in transfers if t.status == 304),
         "errors": sorted({f"{t.status} {t.path}" for t in transfers if t.status >= 400}),
         "largest": [[t.path, t.bytes, t.encoding] for t in top],
@@ -286,23 +291,37 @@ def _note_offsite(offsite: list[str], url: str) -> None:
         offsite.append(url)
 
 
-def first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
-    """Open ``url?ask=question``; seconds from navigation to the rendered answer, and the page's marks."""
-    page.goto(f"{url}?ask={quote(question)}", wait_until="commit")
-    handle = page.wait_for_function(
-        f"() => document.querySelector({json.dumps(ANSWERED)}) ? performance.now() : null", polling=20
-    )
-    ms = float(handle.json_value())
-    error = page.evaluate(
-        f"() => document.querySelector({json.dumps(ANSWERED)} + ' .ask-error')?.textContent"
-    )
+ANSWER_AT = """sel => {
+  const e = document.querySelector(sel);
+  return e ? [performance.now(), performance.timeOrigin, e.querySelector('.ask-error')?.textContent || ''] : null;
+}"""
+
+
+def _answer_at(page: Any, selector: str) -> tuple[float, float]:
+    """(ms since navigation, epoch seconds) when ``selector`` first matched; an error entry fails."""
+    ms, origin, error = page.wait_for_function(ANSWER_AT, arg=selector, polling=20).json_value()
     if error:
-        raise RuntimeError(f"the first answer is an error: {error}")
+        raise RuntimeError(f"the answer is an error: {error}")
+    return float(ms), (float(origin) + float(ms)) / 1000
+
+
+def first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
+    """Open ``url?ask=question``; seconds from navigation to the first answer rendered in the panel
+    (a partial one while the query model loads counts) and to the full one, and the page's marks."""
+    page.goto(f"{url}?ask={quote(question)}", wait_until="commit")
+    first_ms, first_at = _answer_at(page, ANSWERED)
+    full_ms, full_at = _answer_at(page, ANSWERED + ":not(.ask-partial)")
     marks = page.evaluate(
         "() => performance.getEntriesByType('mark').filter(m => m.name.startsWith('oya:'))"
         ".map(m => [m.name.slice(4), Math.round(m.startTime)])"
     )
-    return {"seconds": round(ms / 1000, 2), "marks_ms": dict(marks)}
+    return {
+        "seconds": round(first_ms / 1000, 2),
+        "full_answer_seconds": round(full_ms / 1000, 2),
+        "first_was_partial": full_ms > first_ms,
+        "marks_ms": dict(marks),
+        "_at": (first_at, full_at),
+    }
 
 
 def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
@@ -372,12 +391,13 @@ def measure(
                 served.wire.take()
                 with browser(p, work / "profile", network) as (_ctx, pg, offsite):
                     run = first_answer(pg, url, questions[0])
-                colds.append({**run, **summarize(served.wire.take()), "offsite": offsite})
+                    time.sleep(1)  # let requests still in flight finish: the visit's total
+                colds.append({**run, **summarize(served.wire.take(), *run.pop("_at")), "offsite": offsite})
             colds.sort(key=lambda r: r["seconds"])
             out["cold"] = {**colds[len(colds) // 2], "runs_s": [r["seconds"] for r in colds]}
             with browser(p, work / "profile", network) as (ctx, pg, offsite):
                 run = first_answer(pg, url, questions[0])
-                out["warm"] = {**run, **summarize(served.wire.take()), "offsite": offsite}
+                out["warm"] = {**run, **summarize(served.wire.take(), *run.pop("_at")), "offsite": offsite}
                 if len(questions) > 1:
                     out["warm_questions"] = ask_each(pg, questions[1:])
                 out["memory"] = memory(pg, ctx, work / "profile")
@@ -391,10 +411,16 @@ def print_table(result: dict[str, Any]) -> None:
     net = result["network"]
     shown = f"{net['down_mbit']:g} Mbit/s, {net['rtt_ms']:g} ms RTT" if net else "unthrottled"
     print(f"{result['site']} ({result['server']} server, prefix {result['prefix']}, {shown})")
-    print(f"{'visit':<6}{'MB over the wire':>18}{'requests':>10}{'s to first answer':>19}")
+    print(
+        f"{'visit':<6}{'MB to 1st answer':>17}{'requests':>10}{'s to 1st answer':>16}"
+        f"{'MB to full':>11}{'s to full':>10}{'MB in visit':>12}"
+    )
     for visit in ("cold", "warm"):
         r = result[visit]
-        print(f"{visit:<6}{r['bytes'] / 1e6:>18.2f}{r['requests']:>10}{r['seconds']:>19.2f}")
+        print(
+            f"{visit:<6}{r['bytes'] / 1e6:>17.2f}{r['requests']:>10}{r['seconds']:>16.2f}"
+            f"{r['bytes_to_full_answer'] / 1e6:>11.2f}{r['full_answer_seconds']:>10.2f}{r['bytes_in_visit'] / 1e6:>12.2f}"
+        )
     if "warm_questions" in result:
         w = result["warm_questions"]
         print(

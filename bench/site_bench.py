@@ -55,6 +55,7 @@ sys.path.insert(0, str(BENCH_DIR))
 from corpus import fetch_project  # noqa: E402
 
 from oya.serve import make_server  # noqa: E402
+from oya.site.assets import site_file  # noqa: E402
 from oya.site.browser import (  # noqa: E402
     OFFLINE_CHROMIUM_ARGS,
     find_chromium,
@@ -150,11 +151,12 @@ GROUPS = ("runtime", "model", "bundle", "pages")
 
 
 def group_of(rel: str) -> str:
-    if rel.startswith("models/") or rel.startswith("vendor/transformers/ort-wasm"):
+    # folder names may carry the build's content hash (vendor/transformers.<hash>/, bundle.<hash>/)
+    if rel.startswith("models/") or (rel.startswith("vendor/transformers") and "/ort-wasm" in rel):
         return "model"
     if rel.startswith(("vendor/", "static/")):
         return "runtime"
-    if rel.startswith("bundle/"):
+    if rel.startswith(("bundle/", "bundle.")):
         return "bundle"
     return "pages"
 
@@ -164,6 +166,8 @@ def site_sizes(site: Path) -> dict[str, dict[str, int]]:
     for path in sorted(site.rglob("*")):
         if not path.is_file():
             continue
+        if path.suffix in (".br", ".gz") and path.with_suffix("").is_file():
+            continue  # the build's compressed copy of a file counted here
         data = path.read_bytes()
         gz = len(gzip.compress(data, compresslevel=6, mtime=0))
         for g in (group_of(path.relative_to(site).as_posix()), "total"):
@@ -175,7 +179,7 @@ def site_sizes(site: Path) -> dict[str, dict[str, int]]:
 
 def large_questions(site: Path, n: int, seed: int) -> list[str]:
     """First lines of the project's function docstrings (>= 4 words, unique), sampled."""
-    doc = json.loads(gzip.decompress((site / "bundle" / "index.json.gz").read_bytes()))
+    doc = json.loads(gzip.decompress(site_file(site, "bundle/index.json.gz").read_bytes()))
     nodes = doc["nodes"]
     seen: dict[str, int] = {}
     firsts = []
@@ -215,7 +219,8 @@ def pct(values: list[float], p: float) -> float:
 
 def first_file_page(site: Path) -> str:
     manifest = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
-    doc = json.loads((site / "bundle" / manifest["bundle"]["index"]).read_text(encoding="utf-8"))
+    raw = (site / manifest["bundle"]["path"] / manifest["bundle"]["index"]).read_bytes()
+    doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     chunk_paths = doc["chunks"]["path"]
     counts: dict[int, int] = {}
     for p in chunk_paths:

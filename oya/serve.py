@@ -15,16 +15,26 @@ can make the reader's browser send requests to 127.0.0.1. So:
   context group, no use from other origins) and HTML pages the Content-Security-Policy their
   <meta> tag holds, plus ``frame-ancestors 'none'``, which a <meta> tag cannot express.
 * Folders are never listed: a folder without index.html is 404.
+
+Theory of operation (speed): the site build writes ``<file>.br`` and ``<file>.gz`` beside its
+compressible files and gives its large assets content-hashed names listed in ``manifest.json``
+(``oya.site.assets``). A browser that accepts an encoding gets the precompressed copy with
+``Content-Encoding`` (Brotli first); a path under a hashed name is cached for a year as
+``immutable``, everything else with ``no-cache`` (revalidated: 304 when unchanged), so a second
+visit transfers no large file at all.
 """
 
 from __future__ import annotations
 
+import email.utils
 import ipaddress
+import json
+import os
 import socket
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from oya.errors import SiteError
 from oya.site.csp import CSP
@@ -38,6 +48,9 @@ SECURITY_HEADERS = {
 }
 PAGE_CSP = CSP + "; frame-ancestors 'none'"  # with text/html responses
 _WILDCARD = ("", "0.0.0.0", "::")
+PRECOMPRESSED = (("br", ".br"), ("gzip", ".gz"))  # preferred first
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
 
 
 def host_allowed(host_header: str | None, bound: tuple[Any, ...]) -> bool:
@@ -70,8 +83,45 @@ def _split_host(value: str) -> tuple[str, int | None]:
 BUILD_HINT = "build it with: oya build REPO --site (the site goes to <index folder>/site)"
 
 
+def accepted_encodings(header: str | None) -> set[str]:
+    """The codings an ``Accept-Encoding`` header accepts (``q=0`` refuses one)."""
+    out = set()
+    for part in (header or "").lower().split(","):
+        name, _, params = part.partition(";")
+        q = params.strip().removeprefix("q=") if params.strip().startswith("q=") else "1"
+        try:
+            if name.strip() and float(q) > 0:
+                out.add(name.strip())
+        except ValueError:
+            continue
+    return out
+
+
+_HASHED: dict[str, tuple[float, tuple[str, ...]]] = {}  # manifest path -> (mtime, hashed prefixes)
+
+
+def hashed_prefixes(site_dir: str) -> tuple[str, ...]:
+    """The content-hashed names of the site's manifest (``assets``), re-read when it changes."""
+    path = os.path.join(site_dir, "manifest.json")
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return ()
+    cached = _HASHED.get(path)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    try:
+        assets = json.loads(open(path, encoding="utf-8").read()).get("assets") or {}
+    except (OSError, ValueError, AttributeError):
+        assets = {}
+    prefixes = tuple(str(v) for v in assets.values())
+    _HASHED[path] = (mtime, prefixes)
+    return prefixes
+
+
 class SiteRequestHandler(SimpleHTTPRequestHandler):
     _content_type = ""  # of the response being sent
+    _cache_control = REVALIDATE
     extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
         ".html": "text/html; charset=utf-8",
@@ -91,6 +141,7 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
     def parse_request(self) -> bool:
         """Refuse (421) a request whose ``Host`` does not name this server, for any method."""
         self._content_type = ""
+        self._cache_control = REVALIDATE
         if not super().parse_request():
             return False
         bound = self.server.server_address
@@ -109,7 +160,49 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
             self.send_header(name, value)
         if self._content_type.startswith("text/html"):
             self.send_header("Content-Security-Policy", PAGE_CSP)
+        self.send_header("Cache-Control", self._cache_control)
+        self.send_header("Vary", "Accept-Encoding")
         super().end_headers()
+
+    def send_head(self) -> IO[bytes] | None:  # type: ignore[override]
+        """The file, or its precompressed copy for a browser that accepts it; sets the caching."""
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) and self.path.split("?", 1)[0].endswith("/"):
+            path = os.path.join(path, "index.html")
+        rel = os.path.relpath(path, self.directory).replace(os.sep, "/")
+        if any(rel.startswith(prefix) for prefix in hashed_prefixes(self.directory)):
+            self._cache_control = IMMUTABLE
+        accepted = accepted_encodings(self.headers.get("Accept-Encoding"))
+        for coding, suffix in PRECOMPRESSED:
+            if coding in accepted and os.path.isfile(path) and os.path.isfile(path + suffix):
+                return self._send_encoded(path, path + suffix, coding)
+        return super().send_head()
+
+    def _send_encoded(self, path: str, encoded: str, coding: str) -> IO[bytes] | None:
+        f = open(encoded, "rb")  # noqa: SIM115 (closed by the caller, as SimpleHTTPRequestHandler's)
+        stat = os.fstat(f.fileno())
+        if self._not_modified(stat.st_mtime):
+            f.close()
+            self.send_response(304)
+            self.end_headers()
+            return None
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", coding)
+        self.send_header("Content-Length", str(stat.st_size))
+        self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
+        self.end_headers()
+        return f
+
+    def _not_modified(self, mtime: float) -> bool:
+        since = self.headers.get("If-Modified-Since")
+        if not since or self.headers.get("If-None-Match"):
+            return False
+        try:
+            when = email.utils.parsedate_to_datetime(since)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return False
+        return when.tzinfo is not None and int(mtime) <= when.timestamp()
 
     def list_directory(self, path: Any) -> None:
         """No folder listings: a folder without index.html does not exist."""

@@ -12,6 +12,9 @@ Theory of operation:
   site, not copied), then swaps it in: the old site is renamed aside, the new one
   renamed into place, and only then is the old one deleted. A failed build removes its
   temporary folder and leaves the existing site as it was.
+* Last, ``oya.site.assets.finish_assets`` gives the runtime, model and bundle folders
+  content-hashed names and writes ``.br``/``.gz`` copies of every compressible file (whatever
+  files the steps above wrote), recording the renames in the manifest (``assets``).
 * ``manifest.json`` is how the Ask panel finds things: the wheel's file name, the model
   folder (or null when the index was not embedded with the model the browser can run), the
   bundle's file names, and the index's embedding model id.
@@ -153,10 +156,14 @@ def _write_into(
                 info = export_bundle(index, tmp / "bundle")
             manifest["bundle"] = {"path": "bundle/", **info}
             sizes["bundle"] = _tree_bytes(tmp / "bundle")
+    # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
+    from oya.site.assets import finish_assets
+
+    compressed = finish_assets(tmp, manifest, cache.root / "compressed", previous)
     (tmp / "manifest.json").write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
-    return {"manifest": manifest, "bytes": sizes}
+    return {"manifest": manifest, "bytes": sizes, "compressed": compressed}
 
 
 def write_wiki_site(

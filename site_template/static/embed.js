@@ -2,20 +2,22 @@
 //
 // all-MiniLM-L6-v2 exported to ONNX (int8, see oya/model_export.py) and run by transformers.js
 // on onnxruntime-web's WASM backend. Nothing is fetched from a hub or a CDN: remote models are off,
-// the model is read from <base>models/ and the WASM from <base>vendor/transformers/. Vectors are the
+// the model and the WASM are read from the site (their folders, content-hashed in a built site, come
+// from manifest.json; the defaults are the unhashed names). Vectors are the
 // mean of the token states over the attention mask, L2-normalised, as sentence-transformers makes
 // them in the pipeline, so the browser only needs dot products against the bundle's unit vectors.
 
 import { absoluteBase as absolute, mark } from "./ask/util.js";
 
-const MODEL_NAME = "all-MiniLM-L6-v2";
+const MODEL = "models/all-MiniLM-L6-v2";
 
 let extractorPromise = null;
 
-// Load transformers.js and the model once; later calls return the same promise.
-export function loadEmbedder(baseUrl) {
+// Load transformers.js and the model once; later calls return the same promise. vendor: the folder of
+// transformers.js and onnxruntime's WASM; model: the model's folder (both relative to baseUrl).
+export function loadEmbedder(baseUrl, { vendor = "vendor/transformers/", model = MODEL } = {}) {
   if (extractorPromise === null) {
-    extractorPromise = createExtractor(absolute(baseUrl)).catch((err) => {
+    extractorPromise = createExtractor(absolute(baseUrl), vendor, model).catch((err) => {
       extractorPromise = null; // let a later call retry instead of caching the failure
       throw err;
     });
@@ -23,8 +25,10 @@ export function loadEmbedder(baseUrl) {
   return extractorPromise;
 }
 
-async function createExtractor(base) {
-  const vendor = base + "vendor/transformers/";
+async function createExtractor(base, vendorPath, modelPath) {
+  const vendor = new URL(vendorPath, base).href;
+  const modelUrl = new URL(modelPath.replace(/\/?$/, "/"), base);
+  const modelName = modelUrl.pathname.split("/").at(-2); // transformers.js reads <localModelPath><name>/
   let transformers;
   mark("transformers-import-start");
   try {
@@ -41,7 +45,7 @@ async function createExtractor(base) {
   env.allowLocalModels = true;
   // A path, not a full URL: transformers.js 4.3.1 only probes for tokenizer_config.json when the
   // local path is not an http(s) URL, and otherwise silently loads no tokenizer at all.
-  env.localModelPath = new URL(base).pathname + "models/";
+  env.localModelPath = new URL("..", modelUrl).pathname;
   // The bundle would ask for the 27 MB asyncify build (WebGPU support); the CPU build is 14 MB and
   // is all the WASM backend needs, so name both of its files explicitly.
   env.backends.onnx.wasm.wasmPaths = {
@@ -52,10 +56,10 @@ async function createExtractor(base) {
   // session (~1.5 s of CPU on a cold start) and each inference then leave the page responsive and
   // overlap with Python booting in ask.js's worker.
   env.backends.onnx.wasm.proxy = true;
-  const where = `${env.localModelPath}${MODEL_NAME}/`;
+  const where = `${env.localModelPath}${modelName}/`;
   let extractor;
   try {
-    extractor = await pipeline("feature-extraction", MODEL_NAME, { dtype: "q8", device: "wasm" });
+    extractor = await pipeline("feature-extraction", modelName, { dtype: "q8", device: "wasm" });
     mark("model-ready");
   } catch (err) {
     throw new Error(`Could not load the query model from ${where}: ${err.message}`);

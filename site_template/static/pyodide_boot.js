@@ -1,6 +1,7 @@
 // Boot Pyodide from the site's own folder and install the oya core wheel into it.
 //
-// Everything comes from <base>vendor/pyodide/ and the site: no CDN. The lock file stub keeps Pyodide
+// Everything comes from the site: Pyodide from `runtime` (default vendor/pyodide/; a built site names
+// its content-hashed folder in manifest.json), no CDN. The lock file stub keeps Pyodide
 // from fetching pyodide-lock.json (we load no Pyodide packages by name, only our own wheel); its
 // info must match the runtime's ABI, so update it together with the pinned npm `pyodide` version.
 // Loading by name offline "succeeds" and then the import fails, so the wheel is fetched with a
@@ -26,15 +27,15 @@ async function fetchBytes(url, what) {
   return await response.arrayBuffer();
 }
 
-// Returns the Pyodide instance with `oya.core` importable. If bundleUrl is given, the bundle's bytes
+// Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base. If bundleUrl is given, the bundle's bytes
 // are written to /home/pyodide/bundle/<file name> and that path is set as the Python global
 // OYA_BUNDLE_PATH.
-export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null } = {}) {
+export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null, runtime = "vendor/pyodide/" } = {}) {
   if (!wheelUrl) {
     throw new Error("bootCore needs wheelUrl (the oya core wheel)");
   }
   const base = absolute(baseUrl);
-  const indexURL = base + "vendor/pyodide/";
+  const indexURL = new URL(runtime, base).href;
   let loadPyodide;
   mark("pyodide-import-start");
   try {

@@ -3,7 +3,7 @@
 // while the page loads the query model.
 //
 // Ops (ask/protocol.js carries them; handled in order of arrival):
-//   boot    {base, wheelUrl}                 -> true, once oya.core imports
+//   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
 //   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot)
 //   ask     {question, options, vector, semantic_reason}
 //                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
@@ -35,8 +35,8 @@ function engineHandlers() {
   let booting = null;
   let loading = null;
 
-  async function boot({ base, wheelUrl }) {
-    const pyodide = await bootCore(base, { wheelUrl });
+  async function boot({ base, wheelUrl, runtime }) {
+    const pyodide = await bootCore(base, { wheelUrl, runtime });
     pyodide.runPython("import json\nfrom oya.core.bundle import decode_bundle, ask_json");
     forward("core-ready");
     return pyodide;

@@ -258,7 +258,25 @@
   var ASK_MODULES = ["ask.js", "ask/panel.js", "ask/engine.js", "ask/history.js", "ask/diagram.js", "ask/answer_view.js",
     "ask/answer.js", "ask/protocol.js", "ask/dom.js", "ask/util.js"];
 
+  // Opened from disk (file://), browsers refuse the Ask panel's modules, WebAssembly and fetch: say
+  // so on the page, with what to do, instead of failing in the console.
+  function fileNotice() {
+    var note = document.createElement("aside");
+    note.id = "ask-file-notice";
+    note.setAttribute("role", "note");
+    note.textContent = "Ask is off: this page was opened as a file, and browsers do not run the in-browser " +
+      "search from file:// pages. Serve this folder over HTTP, e.g. `oya serve " + siteFolder() + "` " +
+      "(or `python3 -m http.server` inside it), then open http://127.0.0.1:8000/ — the pages work as they are.";
+    document.body.appendChild(note);
+  }
+
+  function siteFolder() {
+    var path = decodeURIComponent(new URL(root || "./", location.href).pathname);
+    return path.replace(/\/$/, "") || "SITE";
+  }
+
   function loadAsk() {
+    if (location.protocol === "file:") return fileNotice();
     var css = document.createElement("link");
     css.rel = "stylesheet";
     css.href = root + "static/ask.css";

@@ -49,7 +49,7 @@ function fakeWorker(log) {
 
 const fakeModel = (log) => async (url) => {
   log.push(["import", url]);
-  return { loadEmbedder: async () => {}, embed: async (text) => Float32Array.from([text.length, 0.5]) };
+  return { loadEmbedder: async (base, paths) => log.push(["loadEmbedder", base, paths]), embed: async (text) => Float32Array.from([text.length, 0.5]) };
 };
 
 function siteFiles(manifest = MANIFEST) {
@@ -72,7 +72,7 @@ test("nothing loads until asked; a question goes through the model, the worker a
     const run = await engine.ask("where?", { k: 5 });
     assert.deepEqual(site.requested.sort(), ["bundle/index.json.gz", "bundle/vectors.bin.gz", "manifest.json"]);
     assert.deepEqual(log[0], ["worker", BASE + "static/pyodide_worker.js"]);
-    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl" });
+    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl", runtime: "vendor/pyodide/" });
     // the bundle reaches the worker inflated
     assert.deepEqual(log.find((e) => e[0] === "bundle"), ["bundle", '{"chunks": []}', 10]);
     assert.deepEqual(log.find((e) => e[0] === "import"), ["import", BASE + "static/embed.js"]);
@@ -153,6 +153,67 @@ test("bundle files a host already inflated are used as they are; a missing one i
     const engine2 = createEngine({ base: BASE, fetchFn: noVectors.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
     await engine2.ask("q");
     assert.deepEqual(log.findLast((e) => e[0] === "bundle"), ["bundle", '{"plain": 1}', null]);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a built site's content-hashed folders reach the worker and the model loader", async () => {
+  const log = [];
+  const manifest = {
+    wheel: "vendor/oya_core.1a2b.whl",
+    model: "models/all-MiniLM-L6-v2.9f8e",
+    bundle: { path: "bundle.77aa/", index: "index.json.gz", vectors: "vectors.bin.gz" },
+    assets: { "vendor/pyodide/": "vendor/pyodide.0c0c/", "vendor/transformers/": "vendor/transformers.5d5d/", "bundle/": "bundle.77aa/" },
+  };
+  const files = siteFiles(manifest);
+  files["bundle.77aa/index.json.gz"] = files["bundle/index.json.gz"];
+  files["bundle.77aa/vectors.bin.gz"] = files["bundle/vectors.bin.gz"];
+  const site = fakeSite(files);
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    await engine.ask("where?");
+    assert.deepEqual(site.requested.sort(), ["bundle.77aa/index.json.gz", "bundle.77aa/vectors.bin.gz", "manifest.json"]);
+    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.1a2b.whl", runtime: "vendor/pyodide.0c0c/" });
+    assert.deepEqual(log.find((e) => e[0] === "loadEmbedder"), [
+      "loadEmbedder",
+      BASE,
+      { vendor: "vendor/transformers.5d5d/", model: "models/all-MiniLM-L6-v2.9f8e" },
+    ]);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a question asked before the model is in is answered at once without it, then in full", async () => {
+  const log = [];
+  const site = fakeSite(siteFiles());
+  const worker = fakeWorker(log);
+  let release;
+  const modelGate = new Promise((resolve) => (release = resolve));
+  const slowModel = async (url) => {
+    await modelGate;
+    return fakeModel(log)(url);
+  };
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: slowModel });
+  try {
+    const partials = [];
+    const asked = engine.ask("where?", {}, { onPartial: (run) => (partials.push(run), release()) });
+    const run = await asked;
+    assert.equal(partials.length, 1);
+    assert.equal(partials[0].result.partial, true);
+    assert.equal(partials[0].result.semantic_reason, "the question model is still loading");
+    assert.equal(partials[0].vector, null);
+    assert.equal(run.result.partial, undefined);
+    assert.equal(run.result.semantic_reason, null);
+    assert.deepEqual(Array.from(run.vector), [6, 0.5]);
+    const asks = log.filter((e) => e[0] === "ask").map((e) => e[1].semantic_reason);
+    assert.deepEqual(asks, ["the question model is still loading", null]);
+    // once the model is in, a question is answered once, in full
+    const again = [];
+    await engine.ask("again?", {}, { onPartial: (r) => again.push(r) });
+    assert.deepEqual(again, []);
   } finally {
     worker.close();
   }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { bundleFiles, createClient, isGzip, serve, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
+import { assetPath, bundleFiles, createClient, isGzip, serve, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
 
 function channel(handlers) {
   const { port1, port2 } = new MessageChannel();
@@ -96,4 +96,14 @@ test("isGzip: the two magic bytes, nothing less", () => {
   assert.equal(isGzip(new Uint8Array([0x1f]).buffer), false);
   assert.equal(isGzip(new Uint8Array([0x7b, 0x22]).buffer), false);
   assert.equal(isGzip(new ArrayBuffer(0)), false);
+});
+
+test("assetPath: the longest renamed folder or file of manifest.assets applies; other names stay", () => {
+  const manifest = { assets: { "vendor/pyodide/": "vendor/pyodide.ab/", "vendor/pyodide/x/": "vendor/x.cd/", "vendor/w.whl": "vendor/w.ef.whl" } };
+  assert.equal(assetPath(manifest, "vendor/pyodide/pyodide.mjs"), "vendor/pyodide.ab/pyodide.mjs");
+  assert.equal(assetPath(manifest, "vendor/pyodide/x/y.js"), "vendor/x.cd/y.js");
+  assert.equal(assetPath(manifest, "vendor/w.whl"), "vendor/w.ef.whl");
+  assert.equal(assetPath(manifest, "vendor/w.whl2"), "vendor/w.whl2");
+  assert.equal(assetPath(manifest, "vendor/pyodide-2/a"), "vendor/pyodide-2/a");
+  assert.equal(assetPath({}, "vendor/pyodide/"), "vendor/pyodide/");
 });

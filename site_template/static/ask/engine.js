@@ -1,13 +1,15 @@
 // The question engine, page side, without DOM: the manifest, the index bundle's files, the Python
 // worker (pyodide_worker.js: Pyodide, the core and the JS vector kernel) and the query model
-// (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries.
+// (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries. The
+// model loads once the engine's files are in, and a question asked before it is ready is answered
+// twice: at once without the semantic channel (marked partial), then in full (ask's onPartial).
 // All state lives in the closure of createEngine; fetch, the worker and the model's import are
 // passed in, so tests/js/engine.test.js runs it in Node against a deterministic fake worker.
 //
 // Progress: a Map step -> {label, state: busy|done|warn|fail, ms?, detail?}; onProgress() is called
 // on every change. Performance marks "oya:<step>" profile the cold start (util.markTimes).
 
-import { bundleFiles, createClient, isGzip, shipsModel, wheelUrl } from "./protocol.js";
+import { bundleFiles, createClient, isGzip, runtimePaths, shipsModel, wheelUrl } from "./protocol.js";
 import { mark } from "./util.js";
 
 async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
@@ -48,6 +50,9 @@ export function createEngine({
   let manifestPromise = null;
   let enginePromise = null;
   let modelPromise = null;
+  let modelGate = null;
+  let modelSettled = false; // loaded, or known not to load
+  let releaseModel = null;
   let ready = false;
   let failed = false;
   let warmedUp = false;
@@ -71,14 +76,19 @@ export function createEngine({
   // names the wheel, while the page fetches the bundle and embed.js loads the model.
   async function startEngine(holder) {
     const t0 = performance.now();
-    const client = createClient(makeWorker(base + "static/pyodide_worker.js"), { onMark: workerMark });
+    const onMark = (name, at) => {
+      workerMark(name, at);
+      if (name === "pyodide-loaded") releaseModel?.(); // the worker's big downloads are done
+    };
+    const client = createClient(makeWorker(base + "static/pyodide_worker.js"), { onMark });
     holder.client = client;
     const manifest = await loadManifest();
     mark("manifest");
     const files = bundleFiles(manifest);
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
-    const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest) }).then(() => {
+    const runtime = runtimePaths(manifest).pyodide;
+    const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime }).then(() => {
       setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
     });
     booted.catch(() => {}); // awaited below; a failure while the bundle downloads is reported once
@@ -124,14 +134,29 @@ export function createEngine({
       if (!shipsModel(manifest)) throw new Error("this site ships no query model");
       setStep("model", "Loading model…", "busy");
       const embedModule = await importModule(base + "static/embed.js");
-      await embedModule.loadEmbedder(base);
+      const { transformers, model } = runtimePaths(manifest);
+      await embedModule.loadEmbedder(base, { vendor: transformers, model });
       setStep("model", "Model ready", "done", { ms: performance.now() - t0 });
+      modelSettled = true;
       return embedModule;
     })().catch((err) => {
       setStep("model", "Model unavailable — keyword and code-graph search only", "warn", { detail: err.message });
+      modelSettled = true;
       return { error: err.message };
     });
     return modelPromise;
+  }
+
+  // The query model (~20 MB compressed, most of the bytes) waits until the engine's own files are in
+  // (Pyodide reports it is loaded, or the engine is ready): sharing the link with them would delay
+  // the first answer, and the link is idle while Python boots.
+  function loadModelAfterEngine() {
+    if (modelPromise) return modelPromise;
+    if (!modelGate) {
+      modelGate = new Promise((resolve) => (releaseModel = resolve)).then(loadModel);
+      loadEngine().then(releaseModel, releaseModel);
+    }
+    return modelGate;
   }
 
   // Start loading (idempotent). After a failure only a question retries, not every focus or key.
@@ -141,15 +166,35 @@ export function createEngine({
       mark("warmup");
     }
     if (!failed) loadEngine().catch(() => {});
-    loadModel();
+    loadModelAfterEngine();
+  }
+
+  async function answer(engine, question, options, vector, semanticReason, timings) {
+    const request = { question, options, vector: vector && Array.from(vector), semantic_reason: semanticReason };
+    const answered = await engine.client.call("ask", request);
+    Object.assign(timings, answered.timings);
+    return { result: JSON.parse(answered.result), ranked: answered.ranked };
   }
 
   // One question: embedded here, ranked and answered in the worker. Returns {result, vector, ranked}.
-  async function ask(question, options = {}) {
+  // onPartial(run): when the engine is ready before the query model, the core answers at once
+  // without the semantic channel (result.partial = true, its report says why) and the full answer
+  // follows as the return value, once the model is in.
+  async function ask(question, options = {}, { onPartial = null } = {}) {
     const t0 = performance.now();
     warmUp();
     failed = false; // a question always tries again
-    const [engine, model] = await Promise.all([loadEngine(), loadModel()]);
+    const engine = await loadEngine();
+    if (onPartial && !modelSettled) {
+      const timings = {};
+      const partial = await answer(engine, question, options, null, "the question model is still loading", timings);
+      mark("first-answer");
+      timings.total = timings.query = performance.now() - t0;
+      partial.result.partial = true;
+      partial.result.browser_timings_ms = timings;
+      onPartial({ ...partial, vector: null });
+    }
+    const model = await loadModelAfterEngine();
     const tq = performance.now();
     const timings = {};
     let vector = null;
@@ -162,15 +207,13 @@ export function createEngine({
       mark("first-embed");
       timings.embed = performance.now() - te;
     }
-    const request = { question, options, vector: vector && Array.from(vector), semantic_reason: semanticReason };
-    const answered = await engine.client.call("ask", request);
+    const run = await answer(engine, question, options, vector, semanticReason, timings);
     mark("first-answer");
-    Object.assign(timings, answered.timings);
+    mark("full-answer");
     timings.query = performance.now() - tq;
     timings.total = performance.now() - t0;
-    const result = JSON.parse(answered.result);
-    result.browser_timings_ms = timings;
-    return { result, vector, ranked: answered.ranked };
+    run.result.browser_timings_ms = timings;
+    return { ...run, vector };
   }
 
   return {
@@ -178,7 +221,7 @@ export function createEngine({
     ask,
     isReady: () => ready,
     progress: () => progress,
-    ready: () => Promise.all([loadEngine(), loadModel()]).then(([e]) => e.readyMs),
+    ready: () => Promise.all([loadEngine(), loadModelAfterEngine()]).then(([e]) => e.readyMs),
     // the core's ranking (VectorIndex in Pyodide) and the JS kernel's, for the parity tests and the bench
     coreRank: async (vector, n) => JSON.parse(await (await loadEngine()).client.call("rank", { vector: Array.from(vector), n })),
     rankVectors: async (vector, n) => (await loadEngine()).client.call("rank_js", { vector: Array.from(vector), n }),

@@ -7,6 +7,8 @@ import { el } from "./dom.js";
 import { compactResult } from "./history.js";
 import { entryId, formatMs, mark, questionTooLong } from "./util.js";
 
+const PARTIAL_NOTE = "Semantic search is still loading: this first answer comes from keyword and code-graph search; it will be refined in a few seconds.";
+
 const EXAMPLES = ["How is this project organised?", "Where is the command-line entry point?", "What happens when an error is raised?"];
 const STEP_ICONS = { busy: "", done: "✓", warn: "!", fail: "✕" };
 
@@ -176,9 +178,18 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     append(pending);
     renderProgress();
     const item = { id: entryId(), question, at: Date.now() };
+    let shown = pending;
+    // the engine answers at once without the query model while it loads, then in full: show both
+    const onPartial = (partial) => {
+      const node = renderEntry({ ...item, result: compactResult(partial.result) }, entryContext);
+      node.classList.add("ask-partial");
+      node.append(el("p", { class: "ask-refining", role: "status", text: PARTIAL_NOTE }));
+      shown.replaceWith(node);
+      shown = node;
+    };
     let run;
     try {
-      run = await engine.ask(question, options);
+      run = await engine.ask(question, options, { onPartial });
       item.result = compactResult(run.result);
     } catch (err) {
       item.error = `Could not answer: ${err.message}`;
@@ -186,7 +197,7 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     }
     store.push(item);
     const node = renderEntry(item, entryContext);
-    pending.replaceWith(node);
+    shown.replaceWith(node);
     busy = false;
     ui.submit.disabled = false;
     ui.panel.classList.remove("ask-busy");

@@ -73,6 +73,18 @@ export function serve(port, handlers) {
   port.start?.();
 }
 
+// Where a file of the built site is now: manifest.assets maps names to content-hashed ones
+// (oya/site/assets.py; a folder's name ends in "/" and covers its files). Unlisted names stay.
+export function assetPath(manifest, rel) {
+  const assets = manifest.assets || {};
+  let best = "";
+  for (const old of Object.keys(assets)) {
+    const covers = rel === old || (old.endsWith("/") && rel.startsWith(old));
+    if (covers && old.length > best.length) best = old;
+  }
+  return best ? assets[best] + rel.slice(best.length) : rel;
+}
+
 // What manifest.json names: the core wheel's URL (under the site) and the bundle's two files.
 export function wheelUrl(manifest) {
   const wheel = manifest.wheel;
@@ -87,6 +99,15 @@ export function bundleFiles(manifest) {
   return {
     index: dir + (bundle.index || "index.json.gz"),
     vectors: bundle.vectors ? dir + bundle.vectors : null,
+  };
+}
+
+// The site paths of the runtimes (folders ending in "/") and the query model (a folder, no slash).
+export function runtimePaths(manifest) {
+  return {
+    pyodide: assetPath(manifest, "vendor/pyodide/"),
+    transformers: assetPath(manifest, "vendor/transformers/"),
+    model: manifest.model || null,
   };
 }
 

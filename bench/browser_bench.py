@@ -1,0 +1,140 @@
+"""The first answer as a reader meets it, for this repository's own site: bytes over the wire and
+seconds to the first answer, cold and warm, under 20 Mbit/s / 40 ms throttling (bench/browser_harness.py).
+
+Theory of operation:
+
+* The site: ``--site DIR`` (a built site), or this repository indexed and built into
+  ``bench/.cache/browser_bench/`` with ``oya build . --site`` (MiniLM, so the site ships the query
+  model). Reused when it exists unless ``--rebuild``.
+* Hosts: ``oya serve`` (precompressed Brotli copies, immutable caching of hashed names) and a plain
+  static server (the standard library's: no compression, Last-Modified only), the same site.
+* Per host: a cold visit (fresh profile) and a warm one (same profile, new browser) asking the first
+  question by deep link, then the other questions on the warm page. The first answer is what the
+  panel shows first: while the query model still loads, that is the core's answer without the
+  semantic channel (marked partial in the panel); "full" is the answer with every channel.
+* Budgets (issue 14): cold first answer <= 8 s with <= 15 MB; warm first answer <= 2 s with < 1 MB.
+  Times depend on the machine's load: the load average is printed beside them.
+
+Run: ``.venv/bin/python bench/browser_bench.py [--site DIR] [--hosts oya,plain] [--cold-runs N]``;
+writes ``bench/results/browser_bench.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from browser_harness import Network, measure  # noqa: E402
+
+WORK = BENCH_DIR / ".cache" / "browser_bench"
+RESULTS = BENCH_DIR / "results" / "browser_bench.json"
+BUDGETS = {"cold_s": 8.0, "cold_mb": 15.0, "warm_s": 2.0, "warm_mb": 1.0}
+QUESTIONS = [
+    "How are chunks embedded and cached?",
+    "Where is the Ask panel's index bundle decoded?",
+    "How does oya serve refuse requests from other hosts?",
+    "Which function builds the static site?",
+    "How are secrets redacted from chunks?",
+    "How is the DuckDB index swapped in after a build?",
+    "What does the lexical channel score with?",
+    "How are file pages highlighted?",
+    "Where is the confidence of an answer computed?",
+    "How does the incremental build reuse parsed files?",
+    "Which assets does the Dagster pipeline define?",
+]
+
+
+def build_site(rebuild: bool) -> Path:
+    site = WORK / "index" / "site"
+    if site.is_dir() and not rebuild:
+        return site
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": str(WORK / "dagster")}
+    (WORK / "dagster").mkdir(parents=True, exist_ok=True)
+    (WORK / "dagster" / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
+    cmd = [sys.executable, "-m", "oya", "build", str(ROOT), "--out", str(WORK / "index"), "--site", "-q"]
+    subprocess.run(cmd, check=True, env=env, cwd=ROOT)
+    return site
+
+
+def machine() -> dict[str, Any]:
+    mem = next(
+        (ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")),
+        "0",
+    )
+    return {"cpus": os.cpu_count(), "mem_gb": round(int(mem) / 1e6, 1), "platform": platform.platform()}
+
+
+def verdict(r: dict[str, Any]) -> dict[str, bool]:
+    return {
+        "cold_s": r["cold"]["seconds"] <= BUDGETS["cold_s"],
+        "cold_mb": r["cold"]["bytes"] / 1e6 <= BUDGETS["cold_mb"],
+        "warm_s": r["warm"]["seconds"] <= BUDGETS["warm_s"],
+        "warm_mb": r["warm"]["bytes"] / 1e6 < BUDGETS["warm_mb"],
+    }
+
+
+def print_table(out: dict[str, Any]) -> None:
+    print(f"\n{out['site']} — {out['date']}, {out['machine']['cpus']} CPUs, throttled {out['network']}")
+    head = f"{'host':<7}{'visit':<6}{'MB to 1st':>10}{'s to 1st':>9}{'MB to full':>11}{'s to full':>10}{'MB visit':>9}"
+    print(head + f"{'requests':>9}  load avg (1 min) before/after")
+    for host, r in out["hosts"].items():
+        for visit in ("cold", "warm"):
+            v = r[visit]
+            print(
+                f"{host:<7}{visit:<6}{v['bytes'] / 1e6:>10.2f}{v['seconds']:>9.2f}{v['bytes_to_full_answer'] / 1e6:>11.2f}"
+                f"{v['full_answer_seconds']:>10.2f}{v['bytes_in_visit'] / 1e6:>9.2f}{v['requests']:>9}"
+                f"  {r['loadavg_before'][0]} / {r['loadavg_after'][0]}"
+            )
+        w = r.get("warm_questions")
+        if w:
+            print(
+                f"{host:<7}warm questions ({w['n']}): engine p50 {w['engine_ms']['p50']} ms p95 {w['engine_ms']['p95']} ms; "
+                f"panel p50 {w['panel_ms']['p50']} ms p95 {w['panel_ms']['p95']} ms; memory {r['memory']}"
+            )
+        print(f"{host:<7}budgets met: {verdict(r)}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--site", type=Path, help="a built site (default: build this repository's)")
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--hosts", default="oya,plain")
+    ap.add_argument("--cold-runs", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    site = args.site or build_site(args.rebuild)
+    network = Network()
+    out: dict[str, Any] = {
+        "site": str(site),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": machine(),
+        "network": f"{network.down_mbit:g} Mbit/s, {network.rtt_ms:g} ms RTT",
+        "budgets": BUDGETS,
+        "counts": json.loads((site / "manifest.json").read_text(encoding="utf-8")).get("counts", {}),
+        "hosts": {},
+    }
+    for host in args.hosts.split(","):
+        print(f"measuring {host} …", flush=True)
+        result = measure(site, QUESTIONS, server=host, network=network, cold_runs=args.cold_runs)
+        result["budgets_met"] = verdict(result)
+        out["hosts"][host] = result
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print_table(out)
+    print(f"\nresults: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Hosting as people host: the built site under a sub-path, from a plain static server and from
+`oya serve`, and opened from disk — in real headless Chromium.
+
+The servers are bench/browser_harness.py's (the same ones the benchmark measures): `oya serve`'s
+handler or the standard library's plain one, under ``/team/wiki/`` with everything outside it 404.
+No playwright route is set, so the pages run as they would for a reader; nothing beyond 127.0.0.1
+can resolve (oya.site.browser's flags) and any attempt is recorded and fails the test.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from browser_harness import ANSWERED, browser, serve  # noqa: E402
+
+pytestmark = pytest.mark.slow
+PREFIX = "/team/wiki/"
+QUESTION = "How is stock removed when an order ships?"
+
+
+@pytest.mark.parametrize("server", ["plain", "oya"])
+def test_the_site_answers_under_a_sub_path(
+    ask_site: Any, playwright_instance: Any, tmp_path: Path, server: str
+) -> None:
+    with (
+        serve(ask_site.root, server, PREFIX) as served,
+        browser(playwright_instance, tmp_path / "p", None) as (
+            _ctx,
+            page,
+            offsite,
+        ),
+    ):
+        assert served.url.endswith(PREFIX)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(served.url + "index.html?ask=" + QUESTION.replace(" ", "+"))
+        full = page.wait_for_selector(ANSWERED + ":not(.ask-partial)", timeout=240_000)
+        assert full.query_selector(".ask-error") is None, full.inner_text()
+        cited = [a.get_attribute("href") for a in full.query_selector_all("a.ask-cite")]
+        assert cited, full.inner_text()
+        # the answer's links stay under the sub-path and lead to real pages
+        first = page.evaluate("h => new URL(h, document.baseURI).pathname", cited[0])
+        assert first.startswith(PREFIX), first
+        transfers = served.wire.take()
+    assert not offsite and not errors, (offsite, errors)
+    missing = [t.path for t in transfers if t.status == 404 and not t.path.endswith("favicon.ico")]
+    assert missing == [], missing
+    assert all(t.path.startswith(PREFIX) for t in transfers if t.status < 400)
+    wasm = [t for t in transfers if t.path.endswith("pyodide.asm.wasm")]
+    assert len(wasm) == 1
+    # `oya serve` sends the build's Brotli copy; the plain server the file as it is
+    assert wasm[0].encoding == ("br" if server == "oya" else "")
+
+
+def test_opened_from_disk_the_page_says_what_to_do(
+    ask_site: Any, playwright_instance: Any, tmp_path: Path
+) -> None:
+    with browser(playwright_instance, tmp_path / "p", None) as (_ctx, page, offsite):
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto((ask_site.root / "index.html").as_uri())
+        notice = page.wait_for_selector("#ask-file-notice", state="visible", timeout=30_000)
+        text = notice.inner_text()
+        assert "oya serve" in text and str(ask_site.root) in text and "file" in text, text
+        page.wait_for_timeout(500)  # nothing else tries to load the panel
+        assert page.locator("#ask-panel").count() == 0
+    assert not offsite and not errors, (offsite, errors)
