@@ -125,10 +125,11 @@ def golden_mismatches(index_path: Path, bundle_dir: Path) -> tuple[list[str], li
     mismatches: list[str] = []
     with Index(index_path) as index:
         questions = golden_questions(index)
+        channels = index_channels(index, _NO_VECTOR)  # built once, as a Searcher's are
         for q in questions:
             ours = retrieve(
                 q,
-                channels=index_channels(index, _NO_VECTOR),
+                channels=channels,
                 graph=index.graph,
                 corpus=index,
                 vector=None,
