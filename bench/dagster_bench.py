@@ -122,28 +122,33 @@ def runs(names: list[str], env: dict[str, str], *, parallel: bool) -> dict[str, 
     load = _load()
     t0 = time.perf_counter()
     walls: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     if parallel:
         procs = {n: launch(n, env) for n in names}
         for n, p in procs.items():
-            _wait(n, p)
+            cpu[n] = _wait(n, p)
             walls[n] = round(time.perf_counter() - t0, 2)
     else:
         for n in names:
             t1 = time.perf_counter()
-            _wait(n, launch(n, env))
+            cpu[n] = _wait(n, launch(n, env))
             walls[n] = round(time.perf_counter() - t1, 2)
     total = round(time.perf_counter() - t0, 2)
     return {
         "wall_seconds": total,
-        "runs": {n: {**assets_of_last_run(n, env), "wall": walls[n]} for n in names},
+        "runs": {n: {**assets_of_last_run(n, env), "wall": walls[n], "cpu": cpu[n]} for n in names},
         "load_before": load,
         "load_after": _load(),
     }
 
 
-def _wait(name: str, proc: subprocess.Popen[str]) -> None:
-    if proc.wait() != 0:
+def _wait(name: str, proc: subprocess.Popen[str]) -> float:
+    """Wait for a run's process; its CPU seconds, its step processes included (they are waited for)."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
         raise RuntimeError(f"the run of {name} failed: see {WORK / (name + '.log')}")
+    return round(usage.ru_utime + usage.ru_stime, 2)
 
 
 def assets_of_last_run(name: str, env: dict[str, str]) -> dict[str, Any]:
@@ -177,13 +182,15 @@ def phase_cold(names: list[str], env: dict[str, str]) -> dict[str, Any]:
     return {n: runs([n], env, parallel=False) for n in names}
 
 
-def phase_warm(names: list[str], env: dict[str, str], rounds: int) -> dict[str, Any]:
+def phase_warm(names: list[str], env: dict[str, str], rounds: int, save: Any) -> dict[str, Any]:
+    """``save(out)`` after every measurement: on a loaded machine a run can take many minutes."""
     out: dict[str, Any] = {"sequential": [], "parallel": [], "one_file": []}
     for r in range(rounds):
         order = ("sequential", "parallel") if r % 2 == 0 else ("parallel", "sequential")
         for kind in order:
             fresh_outputs(names)
             out[kind].append(runs(names, env, parallel=kind == "parallel"))
+            save(out)
         repo = WORK / "repos" / names[0]
         edited = _edit_one_file(repo)
         subprocess.run([*GIT, "-C", str(repo), "commit", "-q", "-am", f"bench edit {r}"], check=True)
@@ -191,10 +198,13 @@ def phase_warm(names: list[str], env: dict[str, str], rounds: int) -> dict[str, 
         one = runs([names[0]], env, parallel=False)
         one["edited"] = edited
         out["one_file"].append(one)
+        save(out)
     return out
 
 
 def _median(xs: list[float]) -> float:
+    if not xs:
+        return 0.0
     xs = sorted(xs)
     return round(xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2, 2)
 
@@ -212,29 +222,41 @@ def report(result: dict[str, Any]) -> None:
     warm = result.get("warm")
     if not warm:
         return
-    names = list(warm["sequential"][0]["runs"])
-    rows = [("measurement", *[f"round {i + 1}" for i in range(len(warm["sequential"]))], "median")]
+    names = [spec.split("==")[0] for spec in result["projects"]]
+    n_rounds = max(len(v) for v in warm.values())
+    rows: list[tuple[str, ...]] = [("measurement", *[f"round {i + 1}" for i in range(n_rounds)], "median")]
+
+    def row(label: str, values: list[float]) -> None:
+        if values:
+            cells = [f"{v:.2f}" for v in values] + [""] * (n_rounds - len(values))
+            rows.append((label, *cells, f"{_median(values):.2f}"))
+
     for n in names:
-        walls = [s["runs"][n]["wall"] for s in warm["sequential"]]
-        rows.append((f"full from scratch, {n} (warm cache) s", *map(str, walls), str(_median(walls))))
-        assets = [sum(s["runs"][n]["assets_seconds"].values()) for s in warm["sequential"]]
-        rows.append(("  of which assets s", *[f"{a:.2f}" for a in assets], str(_median(assets))))
+        seq = warm["sequential"]
+        row(f"full from scratch, {n} (warm cache): wall s", [s["runs"][n]["wall"] for s in seq])
+        row(
+            "  CPU s (run and its step processes)",
+            [s["runs"][n]["cpu"] for s in seq if "cpu" in s["runs"][n]],
+        )
+        row("  of which in the assets s", [sum(s["runs"][n]["assets_seconds"].values()) for s in seq])
     for kind in ("sequential", "parallel"):
-        walls = [s["wall_seconds"] for s in warm[kind]]
-        rows.append((f"both repositories, {kind} s", *map(str, walls), str(_median(walls))))
-    walls = [s["runs"][names[0]]["wall"] for s in warm["one_file"]]
-    rows.append((f"one-file change, {names[0]} s", *map(str, walls), str(_median(walls))))
-    assets = [sum(s["runs"][names[0]]["assets_seconds"].values()) for s in warm["one_file"]]
-    rows.append(("  of which assets s", *[f"{a:.2f}" for a in assets], str(_median(assets))))
+        row(f"both repositories, {kind}: wall s", [s["wall_seconds"] for s in warm[kind]])
+    one = [s["runs"][names[0]] for s in warm["one_file"]]
+    row(f"one-file change, {names[0]}: wall s", [r["wall"] for r in one])
+    row("  CPU s", [r["cpu"] for r in one if "cpu" in r])
+    row("  of which in the assets s", [sum(r["assets_seconds"].values()) for r in one])
     width = max(len(r[0]) for r in rows)
     for r in rows:
         print("  " + r[0].ljust(width) + "  " + "  ".join(c.rjust(9) for c in r[1:]))
     loads = [s["load_before"][0] for k in ("sequential", "parallel", "one_file") for s in warm[k]]
-    print(f"  load average (1 min) before the measurements: {min(loads)}–{max(loads)}")
+    loads += [s["load_after"][0] for k in ("sequential", "parallel", "one_file") for s in warm[k]]
+    print(f"  load average (1 min) before/after the measurements: {min(loads)}–{max(loads)}")
     for step in ASSETS:
-        one = _median([s["runs"][names[0]]["assets_seconds"][step] for s in warm["one_file"]])
-        full = _median([s["runs"][names[0]]["assets_seconds"][step] for s in warm["sequential"]])
-        print(f"    {step:<17} full {full:>7.2f} s   one file {one:>6.2f} s")
+        full = [s["runs"][names[0]]["assets_seconds"][step] for s in warm["sequential"]]
+        edit = [r["assets_seconds"][step] for r in one]
+        print(
+            f"    {names[0]} {step:<17} full {_median(full):>7.2f} s   one file {_median(edit) if edit else 0:>6.2f} s"
+        )
 
 
 def main() -> None:
@@ -249,12 +271,13 @@ def main() -> None:
         env = deployment(names)
         result["machine"] = machine()
         result["projects"] = list(PROJECTS)
-        if args.phase == "cold":
-            result["cold"] = phase_cold(names, env)
-        else:
-            result["warm"] = phase_warm(names, env, args.rounds)
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+
+        def save(part: dict[str, Any]) -> None:
+            result[args.phase] = part
+            RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+
+        save(phase_cold(names, env) if args.phase == "cold" else phase_warm(names, env, args.rounds, save))
     report(result)
 
 

@@ -61,6 +61,7 @@ FAULTS: list[tuple[str, Any, str, Callable[[Callable[..., Any]], Callable[..., A
     ("search_index", indexing, "write_search_index", _after),
     ("wiki_pages", assets, "render_wiki_pages", lambda real: _raise),
     ("wiki_site", assets, "write_wiki_site", lambda real: _raise),
+    ("published_site", assets, "swap_site", lambda real: _raise),
 ]
 
 
