@@ -9,12 +9,14 @@ Theory of operation:
   file listing both repositories (each with its own output folder) and one shared embedding cache,
   as a team would configure it. A run is ``dagster job execute -m pipelines.definitions -j
   index_repository --tags {"dagster/partition": name}`` in its own process: what the run launcher
-  starts for a run, with the job's multiprocess executor (each step a child process, outputs passed
-  through the filesystem IO manager). Wall seconds are the process's; per-asset seconds come from
-  the materializations' ``seconds`` metadata; what is left is Dagster (process starts, imports,
-  pickling, events, checks).
+  starts for a run, with the job's in-process executor and the filesystem IO manager
+  (``--executor multiprocess``: the process-per-step variant it replaced,
+  ``bench/variants/dagster_multiprocess.py``). Wall and CPU seconds are the process's (its step
+  processes included); per-asset seconds come from the materializations' ``seconds`` metadata; what
+  is left is Dagster (process starts, imports, pickling, events, checks).
 * ``--phase cold``: an empty embedding cache, no output: each repository built once, one after the
   other (this also fills the cache the warm phase uses).
+* ``--phase one-file``: only the one-file change, on the output the last run left.
 * ``--phase warm`` (the embedding cache warm, so the numbers are the pipeline's, not the model's),
   ``--rounds`` rounds, interleaved so load drift hits both alike: ``sequential`` = both repositories
   from scratch (output folders removed) one after the other; ``parallel`` = the same two runs
@@ -109,10 +111,17 @@ def deployment(names: list[str]) -> dict[str, str]:
     return env
 
 
+EXECUTOR = "in_process"  # the shipped job's; "multiprocess": bench/variants/dagster_multiprocess.py
+
+
 def launch(name: str, env: dict[str, str]) -> subprocess.Popen[str]:
     dagster = str(Path(sys.executable).parent / "dagster")
     tags = json.dumps({"dagster/partition": name})
-    cmd = [dagster, "job", "execute", "-m", "pipelines.definitions", "-j", "index_repository", "--tags", tags]
+    # the shipped job runs in-process; the multiprocess variant it replaced is kept in bench/variants
+    where = ["-m", "pipelines.definitions"]
+    if EXECUTOR == "multiprocess":
+        where = ["-f", str(BENCH_DIR / "variants" / "dagster_multiprocess.py"), "-a", "defs"]
+    cmd = [dagster, "job", "execute", *where, "-j", "index_repository", "--tags", tags]
     log = open(WORK / f"{name}.log", "w", encoding="utf-8")  # noqa: SIM115 - closed by the child's exit
     return subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
 
@@ -191,15 +200,18 @@ def phase_warm(names: list[str], env: dict[str, str], rounds: int, save: Any) ->
             fresh_outputs(names)
             out[kind].append(runs(names, env, parallel=kind == "parallel"))
             save(out)
-        repo = WORK / "repos" / names[0]
-        edited = _edit_one_file(repo)
-        subprocess.run([*GIT, "-C", str(repo), "commit", "-q", "-am", f"bench edit {r}"], check=True)
-        time.sleep(2.1)  # past the scan's 2 s "racy" window, as a commit an hour is
-        one = runs([names[0]], env, parallel=False)
-        one["edited"] = edited
-        out["one_file"].append(one)
+        out["one_file"].append(one_file(names[0], env))
         save(out)
     return out
+
+
+def one_file(name: str, env: dict[str, str]) -> dict[str, Any]:
+    """A function appended to one module and committed; the partition rebuilt from its last build."""
+    repo = WORK / "repos" / name
+    edited = _edit_one_file(repo)
+    subprocess.run([*GIT, "-C", str(repo), "commit", "-q", "-am", f"bench edit {edited}"], check=True)
+    time.sleep(2.1)  # past the scan's 2 s "racy" window, as a commit an hour is
+    return {**runs([name], env, parallel=False), "edited": edited, "executor": EXECUTOR}
 
 
 def _median(xs: list[float]) -> float:
@@ -211,7 +223,7 @@ def _median(xs: list[float]) -> float:
 
 def report(result: dict[str, Any]) -> None:
     print(
-        f"\nOya through Dagster (dagster job execute, multiprocess executor) — {result.get('machine', {}).get('date_utc')}"
+        f"\nOya through Dagster (dagster job execute, one process per run) — {result.get('machine', {}).get('date_utc')}"
     )
     for n, c in result.get("cold", {}).items():
         run = c["runs"][n]
@@ -219,6 +231,16 @@ def report(result: dict[str, Any]) -> None:
             f"  cold {n}: {c['wall_seconds']} s wall, embedded {run['assets'].get('chunk_embeddings', {}).get('embedded')}"
             f" (load {c['load_before']} -> {c['load_after']})"
         )
+    for label, key in (("full from scratch", "full"), ("one-file change", "one-file")):
+        for entry in result.get(key, []):
+            for n, run in entry["runs"].items():
+                cpu = f", CPU {run['cpu']} s" if "cpu" in run else ""
+                print(
+                    f"  {label} ({entry.get('executor', 'multiprocess')}), {n}: wall {run['wall']} s{cpu}, in the assets {sum(run['assets_seconds'].values()):.2f} s "
+                    f"(load {entry['load_before']} -> {entry['load_after']})"
+                )
+                for step, sec in run["assets_seconds"].items():
+                    print(f"    {step:<17} {sec:>8.2f} s")
     warm = result.get("warm")
     if not warm:
         return
@@ -261,10 +283,13 @@ def report(result: dict[str, Any]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--phase", choices=("cold", "warm"), default="warm")
+    ap.add_argument("--phase", choices=("cold", "warm", "one-file"), default="warm")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--reprint", action="store_true")
+    ap.add_argument("--executor", choices=("multiprocess", "in_process"), default="in_process")
     args = ap.parse_args()
+    global EXECUTOR
+    EXECUTOR = args.executor
     result: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if not args.reprint:
         names = [prepare(spec) for spec in PROJECTS]
@@ -277,7 +302,12 @@ def main() -> None:
             result[args.phase] = part
             RESULTS.write_text(json.dumps(result, indent=2) + "\n")
 
-        save(phase_cold(names, env) if args.phase == "cold" else phase_warm(names, env, args.rounds, save))
+        if args.phase == "cold":
+            save(phase_cold(names, env))
+        elif args.phase == "one-file":  # on the output a previous run left: just the incremental rebuild
+            save(result.get("one-file", []) + [one_file(names[0], env) for _ in range(args.rounds)])
+        else:
+            save(phase_warm(names, env, args.rounds, save))
     report(result)
 
 
