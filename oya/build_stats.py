@@ -154,8 +154,21 @@ class WikiSiteStats(AssetStats):
 
 
 @dataclass(frozen=True, slots=True)
+class PublishedSiteStats(AssetStats):
+    asset = "published_site"
+    site: str = field(metadata=PATH)
+    url: str  # the object-storage version it was uploaded to, or ""
+    uploaded: int
+    copied: int  # files copied inside the object store from the version it replaced
+    seconds: float
+
+    def describe(self) -> str:
+        return f"published to {self.site}" + (f" and {self.url}" if self.url else "")
+
+
+@dataclass(frozen=True, slots=True)
 class BuildStats:
-    """Every asset's record, in lineage order; the site's two are None when no site was built."""
+    """Every asset's record, in lineage order; the site's three are None when no site was built."""
 
     source_files: SourceFilesStats
     code_graph: CodeGraphStats
@@ -164,6 +177,7 @@ class BuildStats:
     search_index: SearchIndexStats
     wiki_pages: WikiPagesStats | None = None
     wiki_site: WikiSiteStats | None = None
+    published_site: PublishedSiteStats | None = None
 
     def assets(self) -> list[AssetStats]:
         found = (getattr(self, f.name) for f in fields(self))
@@ -179,6 +193,7 @@ RECORDS: tuple[type[AssetStats], ...] = (
     SearchIndexStats,
     WikiPagesStats,
     WikiSiteStats,
+    PublishedSiteStats,
 )
 
 

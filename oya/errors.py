@@ -38,3 +38,7 @@ class SetupError(OyaError):
 
 class ParseError(OyaError):
     """A parser cannot read a file (too broken, too long, generated): it is indexed as text instead."""
+
+
+class OutputBusyError(OyaError):
+    """Another build is writing the same output folder (its lock is held)."""

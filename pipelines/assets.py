@@ -15,6 +15,7 @@ from oya.build_stats import (
     ChunksStats,
     CodeGraphStats,
     EmbeddingStats,
+    PublishedSiteStats,
     SearchIndexStats,
     SourceFilesStats,
     WikiPagesStats,
@@ -23,8 +24,10 @@ from oya.build_stats import (
 from oya.core.records import Chunk
 from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
-from oya.site.build import WikiPages, render_wiki_pages, write_wiki_site
+from oya.site.build import WikiPages, render_wiki_pages, swap_site, write_wiki_site
 from oya.store import INDEX_FILE, publish_index
+from pipelines.lock import output_lock
+from pipelines.object_store import client, publish_site
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings, Progress
 
@@ -59,8 +62,10 @@ def source_files(
 ) -> Output[ScanResult]:
     t0 = time.perf_counter()
     progress.update("source_files", 0, 1)
-    # a build starts here, so what killed builds left in the output folders goes first
-    removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
+    # a build starts here, so what killed builds left in the output folders goes first (under the
+    # folder's lock: a concurrent build's staged files are not leftovers while it publishes)
+    with output_lock(settings.out):
+        removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
     for name in removed:
         context.log.info(f"removed {name}, left behind by an interrupted build")
     result = indexing.scan(settings.repo, settings.max_file_bytes, settings.out)
@@ -242,8 +247,8 @@ def wiki_pages(
 @asset(
     group_name=GROUP,
     partitions_def=repos_partitions,
-    description="The static wiki folder: pages, Ask-panel runtime, model, core wheel, bundle. "
-    "Swaps the site in, then the staged index: the publish step, after every blocking check.",
+    description="The static wiki folder, staged beside the live one: pages, Ask-panel runtime, model, "
+    "core wheel, bundle. Its checks (links, secrets, golden queries) block the publish.",
 )
 def wiki_site(
     settings: ResourceParam[OyaSettings],
@@ -259,17 +264,46 @@ def wiki_site(
         settings.site,
         with_runtime=settings.site_runtime,
         cache=settings.cache,
+        swap=False,  # published_site swaps it in, once its checks passed
     )
-    # the site first: a site that fails to swap in leaves the old index live beside the old site
-    publish_index(Path(search_index))
     stats = WikiSiteStats(
-        path=str(settings.site),
+        path=str(settings.site),  # where it is published; the value is the staged folder
         pages=int(report["pages"]),
         bytes={k: int(v) for k, v in report["bytes"].items()},
         seconds=_seconds(t0),
+    )
+    return Output(str(report["staged"]), metadata=_metadata(stats))
+
+
+@asset(
+    group_name=GROUP,
+    partitions_def=repos_partitions,
+    description="The publish step, after every blocking check: the staged site swapped in, then the "
+    "staged index; then, if the repository names a publish_url, the site uploaded to object storage.",
+)
+def published_site(
+    context: AssetExecutionContext,
+    settings: ResourceParam[OyaSettings],
+    search_index: str,
+    wiki_site: str,
+    progress: ResourceParam[Progress],
+) -> Output[str]:
+    t0 = time.perf_counter()
+    progress.update("published_site", 0, 1)
+    # the site first: a site that fails to swap in leaves the old index live beside the old site
+    with output_lock(settings.out):  # two publishes of one folder never interleave their renames
+        swap_site(Path(wiki_site), settings.site)
+        publish_index(Path(search_index))
+    url, uploaded, copied = "", 0, 0
+    if settings.publish_url:
+        done = publish_site(settings.site, settings.publish_url, client(settings.publish_endpoint))
+        context.log.info(f"published {done.url}: {done.uploaded} files uploaded, {done.copied} copied")
+        url, uploaded, copied = done.url, done.uploaded, done.copied
+    stats = PublishedSiteStats(
+        site=str(settings.site), url=url, uploaded=uploaded, copied=copied, seconds=_seconds(t0)
     )
     return Output(str(settings.site), metadata=_metadata(stats))
 
 
 INDEX_ASSETS = [source_files, code_graph, chunks, chunk_embeddings, search_index]
-SITE_ASSETS = [wiki_pages, wiki_site]
+SITE_ASSETS = [wiki_pages, wiki_site, published_site]

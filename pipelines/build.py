@@ -45,6 +45,7 @@ def run_build(
 
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
     from pipelines.checks import INDEX_CHECKS, SITE_CHECKS
+    from pipelines.lock import output_lock
     from pipelines.repos import repos_partitions
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
@@ -89,7 +90,8 @@ def run_build(
     partition = "repo"
     instance.add_dynamic_partitions(repos_partitions.name, [partition])
     t0 = time.perf_counter()
-    with bar:
+    # one build per output folder at a time: a second `oya build` of it fails here at once
+    with output_lock(settings.out, wait=0), bar:
         result = materialize(
             assets,
             resources={
@@ -102,11 +104,11 @@ def run_build(
             run_config={"loggers": {"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}}},
             raise_on_error=False,
         )
+        if result.success and not with_site:  # no publish step: every blocking check has passed here
+            publish_index(Path(result.output_for_node("search_index")))
     log_path = write_log(instance, result.run_id, settings.out / LOG_FILE)
     if not result.success:  # the staged index (if any) stays unpublished; the next build removes it
         raise OyaError(f"{_failure_message(result)} (log: {log_path})")
-    if not with_site:  # no wiki_site step to publish it: every blocking check has passed here
-        publish_index(Path(result.output_for_node("search_index")))
     seconds = time.perf_counter() - t0
 
     def stats(record: type[AssetStats]) -> AssetStats | None:  # None: not run (the site's, alone)

@@ -10,17 +10,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetCheckResult, AssetChecksDefinition, PreviewWarning, ResourceParam, asset_check
+from dagster import (
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetIn,
+    PreviewWarning,
+    ResourceParam,
+    asset_check,
+)
 
 from oya.clean_chunks import chunks_with_secrets
 from oya.core.records import Chunk
-from oya.redact import find_credentials
-from oya.site.render import WikiPages
 from oya.store import Index
 from oya.store_health import index_health
-from pipelines.assets import chunks, search_index, wiki_pages
+from pipelines.assets import chunks, search_index, wiki_site
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings
+from pipelines.site_checks import broken_links, files_with_secrets, golden_mismatches
 
 
 def partitioned_check(**kwargs: Any) -> Callable[[Callable[..., AssetCheckResult]], AssetChecksDefinition]:
@@ -62,27 +68,71 @@ def search_index_is_consistent(search_index: str) -> AssetCheckResult:
 
 
 @partitioned_check(
-    asset=wiki_pages,
+    asset=wiki_site,
     blocking=True,
-    description="No page rendered for the site carries a token, a private key or a password in a URL. "
-    "Blocks the site.",
+    description="Every internal link (href, src) of every page names a file of the staged site. "
+    "Blocks the publish.",
 )
-def wiki_pages_hold_no_secrets(wiki_pages: WikiPages) -> AssetCheckResult:
+def site_links_resolve(wiki_site: str) -> AssetCheckResult:
+    broken = broken_links(Path(wiki_site))
+    return AssetCheckResult(
+        passed=not broken,
+        metadata={"broken_links": len(broken), "links": "\n".join(broken[:20])},
+        description=f"{len(broken)} links name no file of the site: " + ", ".join(broken[:5])
+        if broken
+        else None,
+    )
+
+
+@partitioned_check(
+    asset=wiki_site,
+    blocking=True,
+    description="No file of the staged site (pages, bundle, static files, runtime) carries a token, a "
+    "private key or a password in a URL. Blocks the publish.",
+)
+def site_holds_no_secrets(wiki_site: str, settings: ResourceParam[OyaSettings]) -> AssetCheckResult:
     # Pages are escaped, highlighted HTML of no one language: the language-aware assignment rules
     # already ran on each file as it was read (oya.redact), so here only the rules that need none.
-    texts = {**wiki_pages.pages, **wiki_pages.assets}
-    return _secrets_result("pages", sorted(path for path, text in texts.items() if find_credentials(text)))
+    # Files hard-linked from the live site passed this check when it was published.
+    found, scanned = files_with_secrets(Path(wiki_site), settings.site)
+    return _secrets_result("files", found, scanned=scanned)
 
 
-def _secrets_result(what: str, bad: list[str]) -> AssetCheckResult:
+@partitioned_check(
+    asset=wiki_site,
+    blocking=True,
+    additional_ins={"search_index": AssetIn("search_index")},
+    description="A few of the repository's own symbol names, asked of the index (DuckDB channels) and "
+    "of the site's bundle (the pure core the Ask panel runs), lead to the same hit and files. "
+    "Blocks the publish.",
+)
+def site_answers_like_the_index(wiki_site: str, search_index: str) -> AssetCheckResult:
+    bundle = Path(wiki_site) / "bundle"
+    if not bundle.is_dir():  # a site built without the runtime has no Ask panel, so nothing to agree
+        return AssetCheckResult(passed=True, metadata={"questions": 0}, description="no bundle in this site")
+    questions, wrong = golden_mismatches(Path(search_index), bundle)
+    return AssetCheckResult(
+        passed=bool(questions) and not wrong,
+        metadata={
+            "questions": ", ".join(questions),
+            "disagreements": len(wrong),
+            "details": "\n".join(wrong),
+        },
+        description=("; ".join(wrong) if wrong else "no symbol to ask about")
+        if wrong or not questions
+        else None,
+    )
+
+
+def _secrets_result(what: str, bad: list[str], **counts: int) -> AssetCheckResult:
     paths = ", ".join(bad[:20])
     return AssetCheckResult(
         passed=not bad,
-        metadata={f"{what}_with_secrets": len(bad), "paths": paths},
+        metadata={f"{what}_with_secrets": len(bad), "paths": paths, **counts},
         description=f"{len(bad)} {what} with a secret-looking string: {paths}" if bad else None,
     )
 
 
 INDEX_CHECKS = [chunks_hold_no_secrets, search_index_is_consistent]
-SITE_CHECKS = [wiki_pages_hold_no_secrets]
+SITE_CHECKS = [site_links_resolve, site_holds_no_secrets, site_answers_like_the_index]
 CHECKS = [*INDEX_CHECKS, *SITE_CHECKS]

@@ -39,6 +39,8 @@ class RepoEntry(Config):
     path: str
     out: str = ""  # default: <path>/.oya
     site: str = ""  # default: <out>/site
+    publish_url: str = ""  # also publish the site to object storage (pipelines/object_store.py)
+    publish_endpoint: str = ""
 
 
 class OyaRepos(ConfigurableResource):  # type: ignore[type-arg]
@@ -61,6 +63,8 @@ class OyaRepos(ConfigurableResource):  # type: ignore[type-arg]
                     repo_path=r.path,
                     out_dir=r.out,
                     site_dir=r.site,
+                    publish_url=r.publish_url,
+                    publish_endpoint=r.publish_endpoint,
                     embedder=self.embedder,
                     cache_dir=self.cache_dir,
                     max_file_bytes=self.max_file_bytes,
@@ -117,7 +121,8 @@ def load_repos_file(path: Path, embedder: str = "") -> OyaRepos:
 
 
 def _paths(raw: dict[str, object], repo: str) -> dict[str, str]:
-    return {"path": repo, "out": str(raw.get("out", "")), "site": str(raw.get("site", ""))}
+    keys = ("out", "site", "publish_url", "publish_endpoint")
+    return {"path": repo, **{k: str(raw.get(k, "")) for k in keys}}
 
 
 def repos_from_env() -> OyaRepos:

@@ -25,6 +25,8 @@ class OyaSettings(ConfigurableResource):  # type: ignore[type-arg]
     max_file_bytes: int = 1_000_000
     site_dir: str = ""  # default: <out>/site
     site_runtime: bool = True  # ship Pyodide, the model, the core wheel and the bundle
+    publish_url: str = ""  # also publish the site to object storage: "s3://bucket/prefix"
+    publish_endpoint: str = ""  # an S3-compatible server's URL (default: AWS)
 
     @property
     def repo(self) -> Path:

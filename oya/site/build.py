@@ -175,11 +175,14 @@ def write_wiki_site(
     with_bundle: bool | None = None,
     console: Any = None,
     cache: CachePaths | None = None,
+    swap: bool = True,
 ) -> dict[str, Any]:
     """Write the site into ``site_dir`` (replacing it only once complete); return a report.
 
     ``with_bundle`` defaults to ``with_runtime`` (the bundle is only useful with the runtime);
     ``cache`` holds the npm runtime and the exported query model (default: ``CachePaths.resolve()``).
+    ``swap=False`` leaves the complete site in its staged folder (``report["staged"]``) for checks;
+    ``swap_site`` then puts it in place.
     """
     site_dir = Path(site_dir)
     if site_dir.exists() and not site_dir.is_dir():
@@ -189,7 +192,6 @@ def write_wiki_site(
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex[:12]
     tmp = site_dir.parent / f".{site_dir.name}.new-{token}"
-    old = site_dir.parent / f".{site_dir.name}.old-{token}"
     tmp.mkdir()
     try:
         report = _write_into(
@@ -202,24 +204,33 @@ def write_wiki_site(
             previous=site_dir if site_dir.is_dir() else None,
             cache=cache or CachePaths.resolve(),
         )
-        if site_dir.exists():
-            site_dir.rename(old)
-        try:
-            tmp.rename(site_dir)
-        except OSError:
-            if old.exists():
-                old.rename(site_dir)
-            raise
+        if swap:
+            swap_site(tmp, site_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    with contextlib.suppress(OSError):
-        shutil.rmtree(old)
     n_pages = len(pages.keys) or len(pages.pages)
-    report.update({"site": str(site_dir), "pages": n_pages, "counts": pages.counts})
+    report.update({"site": str(site_dir), "staged": "" if swap else str(tmp), "pages": n_pages})
+    report["counts"] = pages.counts
     report["bytes"]["total"] = sum(report["bytes"].values())
     _say(console, f"site: {n_pages} pages, {report['bytes']['total'] / 1e6:.1f} MB in {site_dir}")
     return report
+
+
+def swap_site(staged: Path, site_dir: Path) -> None:
+    """Put a complete staged site in place of ``site_dir``: the old one renamed aside, the new one
+    renamed in, the old one deleted. A failed rename puts the old one back."""
+    old = site_dir.parent / f".{site_dir.name}.old-{uuid.uuid4().hex[:12]}"
+    if site_dir.exists():
+        site_dir.rename(old)
+    try:
+        staged.rename(site_dir)
+    except OSError:
+        if old.exists():
+            old.rename(site_dir)
+        raise
+    with contextlib.suppress(OSError):
+        shutil.rmtree(old)
 
 
 def build_site(
@@ -234,4 +245,4 @@ def build_site(
     return write_wiki_site(pages, Path(index_dir), Path(site_dir), with_runtime=with_runtime, console=console)
 
 
-__all__ = ["WikiPages", "build_site", "render_wiki_pages", "write_wiki_site"]
+__all__ = ["WikiPages", "build_site", "render_wiki_pages", "swap_site", "write_wiki_site"]

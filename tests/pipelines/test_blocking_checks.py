@@ -1,8 +1,12 @@
-"""Blocking asset checks stop the publish: a broken index or a secret in a page keeps the
-previous site, and the failing check says what is wrong."""
+"""Blocking asset checks stop the publish: a broken index, a secret anywhere in the site, a broken
+link or a bundle that answers unlike the index keeps the previous site and index, and the failing
+check says what is wrong."""
 
 from __future__ import annotations
 
+import gzip
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +27,15 @@ from pipelines.repos import OyaRepos, RepoEntry
 TOKEN = "gh" + "p_" + "Zq9" * 12
 
 
+ALL_PASS = {
+    "chunks_hold_no_secrets": True,
+    "search_index_is_consistent": True,
+    "site_links_resolve": True,
+    "site_holds_no_secrets": True,
+    "site_answers_like_the_index": True,
+}
+
+
 def _run(sample_repo: Path, tmp_path: Path) -> Any:
     repos = OyaRepos(
         repos=[RepoEntry(name="sample", path=str(sample_repo), out=str(tmp_path / "out"))],
@@ -37,8 +50,10 @@ def _run(sample_repo: Path, tmp_path: Path) -> Any:
 
 
 def _site(tmp_path: Path) -> dict[str, bytes]:
+    """The live site's files and the live index: what readers see."""
     site = tmp_path / "out" / "site"
-    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+    files = {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+    return {**files, "(index)": (tmp_path / "out" / "index.duckdb").read_bytes()}
 
 
 def _outcome(result: Any) -> tuple[dict[str, bool], set[str]]:
@@ -51,12 +66,8 @@ def _outcome(result: Any) -> tuple[dict[str, bool], set[str]]:
 
 def test_a_good_build_passes_every_check(sample_repo: Path, tmp_path: Path) -> None:
     checks, built = _outcome(_run(sample_repo, tmp_path))
-    assert checks == {
-        "chunks_hold_no_secrets": True,
-        "search_index_is_consistent": True,
-        "wiki_pages_hold_no_secrets": True,
-    }
-    assert "wiki_site" in built
+    assert checks == ALL_PASS
+    assert "published_site" in built
 
 
 def _lose_a_vector(monkeypatch: Any) -> None:
@@ -86,8 +97,8 @@ def test_an_inconsistent_index_blocks_the_site(sample_repo: Path, tmp_path: Path
     [evaluation] = [e for e in result.get_asset_check_evaluations() if not e.passed]
     assert evaluation.metadata["chunks_without_vector"].value == 1
     assert evaluation.metadata["edges_with_missing_endpoint"].value == 1
-    assert "wiki_pages" not in built and "wiki_site" not in built
-    assert _site(tmp_path) == before  # the previous site is still the one served
+    assert "wiki_pages" not in built and "published_site" not in built
+    assert _site(tmp_path) == before  # the previous site and index are still the ones served
 
 
 def test_oya_build_names_the_failed_check(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
@@ -110,11 +121,92 @@ def test_a_secret_in_a_page_blocks_the_site(sample_repo: Path, tmp_path: Path, m
         return pages
 
     monkeypatch.setattr(assets, "render_wiki_pages", leak)
-    checks, built = _outcome(_run(sample_repo, tmp_path))
-    assert checks["wiki_pages_hold_no_secrets"] is False
-    assert "wiki_pages" in built and "wiki_site" not in built
+    result = _run(sample_repo, tmp_path)
+    checks, built = _outcome(result)
+    assert checks == {**ALL_PASS, "site_holds_no_secrets": False}
+    assert "wiki_site" in built and "published_site" not in built
+    [failed] = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    assert failed.metadata["paths"].value == "leak.html"
     assert _site(tmp_path) == before
     assert not (tmp_path / "out" / "site" / "leak.html").exists()
+
+
+def _stage_with_bundle(monkeypatch: Any, spoil: Callable[[Path], None]) -> None:
+    """wiki_site writes the bundle too (the tests' sites have no runtime) and ``spoil`` then
+    breaks the staged site: the fault a buggy exporter would make."""
+    real = assets.write_wiki_site
+
+    def staged(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        report = real(*args, **{**kwargs, "with_bundle": True})
+        spoil(Path(report["staged"]))
+        return report
+
+    monkeypatch.setattr(assets, "write_wiki_site", staged)
+
+
+def _rewrite_bundle(site: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    path = site / "bundle" / "index.json.gz"
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    change(data)
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+
+def test_a_secret_only_in_the_bundle_blocks_the_site(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    _stage_with_bundle(monkeypatch, lambda site: None)
+    assert _run(sample_repo, tmp_path).success
+    before = _site(tmp_path)
+    (sample_repo / "inventory" / "extra.py").write_text("def extra():\n    return 1\n", encoding="utf-8")
+
+    def leak(data: dict[str, Any]) -> None:
+        data["leak"] = TOKEN
+
+    _stage_with_bundle(monkeypatch, lambda site: _rewrite_bundle(site, leak))
+    result = _run(sample_repo, tmp_path)
+    checks, built = _outcome(result)
+    assert checks == {**ALL_PASS, "site_holds_no_secrets": False}
+    [failed] = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    assert failed.metadata["paths"].value == "bundle/index.json.gz"
+    assert "published_site" not in built and _site(tmp_path) == before
+
+
+def test_a_broken_link_blocks_the_site(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
+    assert _run(sample_repo, tmp_path).success
+    before = _site(tmp_path)
+
+    def dangle(site: Path) -> None:  # a page that links to a page the build did not write
+        (site / "files" / "dangling.html").write_text('<a href="../files/gone.py.html#L3">gone</a>')
+
+    _stage_with_bundle(monkeypatch, dangle)
+    result = _run(sample_repo, tmp_path)
+    checks, built = _outcome(result)
+    assert checks == {**ALL_PASS, "site_links_resolve": False}
+    [failed] = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    assert failed.metadata["links"].value == "files/dangling.html -> ../files/gone.py.html#L3"
+    assert "published_site" not in built and _site(tmp_path) == before
+
+
+def test_a_bundle_that_answers_unlike_the_index_blocks_the_site(
+    sample_repo: Path, tmp_path: Path, monkeypatch
+) -> None:
+    _stage_with_bundle(monkeypatch, lambda site: None)
+    result = _run(sample_repo, tmp_path)
+    assert result.success
+    [golden] = [
+        e for e in result.get_asset_check_evaluations() if e.check_name == "site_answers_like_the_index"
+    ]
+    assert len(golden.metadata["questions"].value.split(", ")) == 5  # the repository's own symbols
+    before = _site(tmp_path)
+
+    def scramble(data: dict[str, Any]) -> None:  # an exporter that names the wrong file of each chunk
+        data["paths"] = data["paths"][::-1]
+
+    _stage_with_bundle(monkeypatch, lambda site: _rewrite_bundle(site, scramble))
+    result = _run(sample_repo, tmp_path)
+    checks, built = _outcome(result)
+    assert checks == {**ALL_PASS, "site_answers_like_the_index": False}
+    [failed] = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    assert failed.metadata["disagreements"].value >= 1
+    assert "published_site" not in built and _site(tmp_path) == before
 
 
 def test_code_that_only_looks_like_secrets_publishes(sample_repo: Path, tmp_path: Path) -> None:
@@ -124,5 +216,5 @@ def test_code_that_only_looks_like_secrets_publishes(sample_repo: Path, tmp_path
     lines = [f"EXAMPLE_{i} = {text!r}  # {text}" for i, (_, text) in enumerate(NEGATIVES)]
     (sample_repo / "lookalikes.py").write_text("\n".join(lines) + "\n")
     checks, built = _outcome(_run(sample_repo, tmp_path))
-    assert checks["chunks_hold_no_secrets"] and checks["wiki_pages_hold_no_secrets"], checks
-    assert "wiki_site" in built
+    assert checks == ALL_PASS
+    assert "published_site" in built

@@ -18,6 +18,7 @@ from oya.leftovers import INDEX_TEMP, remove_build_leftovers
 from oya.progress import ProgressLog, format_duration
 from oya.store import Index
 from pipelines.build import run_build
+from pipelines.lock import LOCK_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -146,14 +147,15 @@ def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
     # killed while the index is being written (not while a small record such as the scan's
     # `.scan_stat.json.<id>.tmp` is: that one is renamed within microseconds, and the kill can miss it)
     kill_when(proc, lambda: out.is_dir() and any(INDEX_TEMP.fullmatch(p.name) for p in out.iterdir()))
-    left = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
+    left = sorted(p.name for p in out.iterdir() if p.name.startswith(".") and p.name != LOCK_FILE)
     assert any(INDEX_TEMP.fullmatch(name) for name in left), left
     assert not (out / "index.duckdb").exists()
 
     summary = run_build(repo, out, embedder="hashing", cache_dir=cache)
 
     assert summary.stats.source_files.leftovers_removed == len(left)
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    # only the folder's lock file stays (an unlocked, empty file: the kernel dropped the dead build's lock)
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [LOCK_FILE]
     with Index(out) as idx:
         assert idx.stats().files == 120
 

@@ -83,7 +83,9 @@ def test_dagster_dev_serves_the_asset_graph(tmp_path: Path) -> None:
     assert checks == {
         "chunks_hold_no_secrets": True,
         "search_index_is_consistent": True,
-        "wiki_pages_hold_no_secrets": True,
+        "site_links_resolve": True,
+        "site_holds_no_secrets": True,
+        "site_answers_like_the_index": True,
     }
     [repo] = repos
     assert [x["name"] for x in repo["sensors"]] == ["new_commit_sensor"]

@@ -19,6 +19,7 @@ EXPECTED_LINEAGE = {
     "search_index": {"source_files", "code_graph", "chunks", "chunk_embeddings"},
     "wiki_pages": {"search_index"},
     "wiki_site": {"search_index", "wiki_pages"},
+    "published_site": {"search_index", "wiki_site"},
 }
 
 
@@ -31,7 +32,13 @@ def test_asset_graph_is_wired_as_designed() -> None:
     assert {k: v for k, v in lineage.items() if k in EXPECTED_LINEAGE} == EXPECTED_LINEAGE
     assert defs.resolve_job_def("index_repository") is not None
     checks = {c.name for c in graph.asset_check_keys}
-    assert {"chunks_hold_no_secrets", "search_index_is_consistent", "wiki_pages_hold_no_secrets"} <= checks
+    assert {
+        "chunks_hold_no_secrets",
+        "search_index_is_consistent",
+        "site_links_resolve",
+        "site_holds_no_secrets",
+        "site_answers_like_the_index",
+    } == checks
 
 
 def _build(repo: Path, out: Path, cache: Path) -> BuildSummary:

@@ -20,6 +20,7 @@ from oya.searcher import Searcher
 from oya.store import INDEX_FILE, STAGED_SUFFIX
 from pipelines import assets
 from pipelines.build import run_build
+from pipelines.lock import LOCK_FILE
 
 
 class Fault(RuntimeError):
@@ -61,6 +62,7 @@ FAULTS: list[tuple[str, Any, str, Callable[[Callable[..., Any]], Callable[..., A
     ("search_index", indexing, "write_search_index", _after),
     ("wiki_pages", assets, "render_wiki_pages", lambda real: _raise),
     ("wiki_site", assets, "write_wiki_site", lambda real: _raise),
+    ("published_site", assets, "swap_site", lambda real: _raise),
 ]
 
 
@@ -182,6 +184,6 @@ def test_a_killed_build_leaves_the_published_index_and_site_serving(tmp_path: Pa
     result = _run(repo, tmp_path)
 
     assert result.success
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [LOCK_FILE]
     _answers(out, "brand new helper", "pkg/extra.py")
     assert not (out / "site" / "files" / "pkg" / "mod7.py.html").exists()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, build_sensor_context
+from dagster import DagsterInstance, DeleteDynamicPartitionsRequest, build_sensor_context
 
 from oya.errors import SetupError
 from pipelines.definitions import build_definitions, new_commit_sensor
@@ -127,7 +127,12 @@ def _evaluate(instance: DagsterInstance, repos: OyaRepos, cursor: str | None):  
     ) as context:  # exiting it puts back what its instance installed
         data = new_commit_sensor.evaluate_tick(context)
     for request in data.dynamic_partitions_requests or []:  # what the daemon does with them
-        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys or []))
+        keys = list(request.partition_keys or [])
+        if isinstance(request, DeleteDynamicPartitionsRequest):
+            for key in keys:
+                instance.delete_dynamic_partition(request.partitions_def_name, key)
+        else:
+            instance.add_dynamic_partitions(request.partitions_def_name, keys)
     return data
 
 
@@ -174,6 +179,34 @@ def test_commit_sensor_adds_newly_configured_repositories(tmp_path: Path, instan
     assert instance.get_dynamic_partitions("repos") == ["alpha"]
     second = _evaluate(instance, repos, first.cursor)
     assert [r.partition_key for r in second.run_requests] == ["beta"]
+    assert set(instance.get_dynamic_partitions("repos")) == {"alpha", "beta"}
+
+
+def test_a_repository_removed_from_the_list_loses_its_partition_not_its_site(
+    tmp_path: Path, instance: DagsterInstance, capfd: pytest.CaptureFixture[str]
+) -> None:
+    repos = _two_repos(tmp_path)
+    job = build_definitions(repos=repos).resolve_job_def("index_repository")
+    first = _evaluate(instance, repos, None)
+    assert job.execute_in_process(partition_key="beta", instance=instance).success
+    site = tmp_path / "out_beta" / "site"
+    before = {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+    only_alpha = OyaRepos(repos=repos.repos[:1], embedder="hashing")
+    capfd.readouterr()
+    second = _evaluate(instance, only_alpha, first.cursor)
+    logged = capfd.readouterr().err  # the sensor's log, as the daemon shows it
+    assert instance.get_dynamic_partitions("repos") == ["alpha"]
+    assert second.run_requests == []
+    assert "beta" not in json.loads(second.cursor)
+    # left in place, and the sensor's log says so and where
+    assert {p: p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()} == before
+    assert (tmp_path / "out_beta" / "index.duckdb").is_file()
+    [said] = [line for line in logged.splitlines() if "no longer configured" in line]
+    assert "WARNING" in said and "'beta'" in said and str(site) in said and "left in place" in said
+    # configured again: a partition again, built again (its cursor entry went with it)
+    again = _evaluate(instance, repos, second.cursor)
+    assert [r.partition_key for r in again.run_requests] == ["beta"]
     assert set(instance.get_dynamic_partitions("repos")) == {"alpha", "beta"}
 
 
