@@ -21,6 +21,7 @@ from dagster import (
 
 from oya.clean_chunks import chunks_with_secrets
 from oya.core.records import Chunk
+from oya.site.assets import site_file
 from oya.store import Index
 from oya.store_health import index_health
 from pipelines.assets import chunks, search_index, wiki_site
@@ -107,7 +108,7 @@ def site_holds_no_secrets(wiki_site: str, settings: ResourceParam[OyaSettings]) 
     "Blocks the publish.",
 )
 def site_answers_like_the_index(wiki_site: str, search_index: str) -> AssetCheckResult:
-    bundle = Path(wiki_site) / "bundle"
+    bundle = site_file(Path(wiki_site), "bundle/index.json.gz").parent
     if not bundle.is_dir():  # a site built without the runtime has no Ask panel, so nothing to agree
         return AssetCheckResult(passed=True, metadata={"questions": 0}, description="no bundle in this site")
     questions, wrong = golden_mismatches(Path(search_index), bundle)
