@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import partial
 
 from oya.core import stages
-from oya.core.kinds import DEMOTED, DEMOTED_ALL
+from oya.core.kinds import DEMOTED, DEMOTED_ALL, NON_CODE
 from oya.core.pipeline import Pipeline, default_pipeline
 
 from .query_parts import split_parts
@@ -34,12 +34,12 @@ def main_pipeline(pipeline: Pipeline) -> Pipeline:
 
 def with_build_files_last(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose ``kinds`` stage moves build files and configuration after the code too."""
-    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hits=False))
+    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hit_demoted=NON_CODE))
 
 
 def without_build_files_last(pipeline: Pipeline) -> Pipeline:
-    """``pipeline`` whose ``kinds`` stage moves only tests, docs, change logs and templates."""
-    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED, hits=False))
+    """``pipeline`` whose ``kinds`` stage is main's: only files, only tests, docs, change logs, templates."""
+    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED, hit_demoted=()))
 
 
 def subject_text(question: str) -> str:
