@@ -40,7 +40,7 @@ from variants.coactivation import with_coactivation
 from variants.file_lexical import with_file_lexical
 from variants.no_kinds import without_kinds
 from variants.query_parts import embedding_text
-from variants.ranking import main_pipeline, subject_text, with_build_files_last
+from variants.ranking import main_pipeline, subject_text, with_build_files_last, without_build_files_last
 
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
@@ -255,7 +255,8 @@ class IndexRankers:
         shipped = default_pipeline(replace(RetrievalOptions(), k=10))
         rows = {
             "oya-filelex": with_file_lexical(shipped),
-            "oya-buildlast": with_build_files_last(shipped),
+            "oya-buildlast": with_build_files_last(shipped),  # shipped since; before: oya-nobuildlast
+            "oya-nobuildlast": without_build_files_last(shipped),
             "oya-coact": with_coactivation(shipped),
         }
         if main:

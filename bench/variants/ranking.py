@@ -4,7 +4,9 @@
   half the score of hits that call or import it); the shipped one is ``decay``.
 * file-level BM25: ``variants.file_lexical``.
 * ``with_build_files_last``: the ``kinds`` stage also moves build files and configuration
-  (kind ``other``: Makefile, .github/, karma.conf.js) after the code, unless asked for.
+  (kind ``other``: Makefile, .github/, karma.conf.js) after the code, unless asked for (shipped
+  since 2026-11-23: kept here as the row that measured it; ``without_build_files_last`` is the
+  pipeline before).
 * ``subject_text``: the semantic channel embeds the prose's first paragraph (a commit's subject
   line, a bug report's title) instead of all the prose.
 * co-activation: ``variants.coactivation``.
@@ -19,20 +21,25 @@ from dataclasses import replace
 from functools import partial
 
 from oya.core import stages
-from oya.core.kinds import DEMOTED_ALL
+from oya.core.kinds import DEMOTED, DEMOTED_ALL, NON_CODE
 from oya.core.pipeline import Pipeline, default_pipeline
 
 from .query_parts import split_parts
 
 
 def main_pipeline(pipeline: Pipeline) -> Pipeline:
-    """``pipeline`` with main's file aggregation (``graph``)."""
-    return default_pipeline(replace(pipeline.options, file_aggregation="graph"))
+    """``pipeline`` as on main: ``graph`` file aggregation, tests/docs/change logs/templates last."""
+    return without_build_files_last(default_pipeline(replace(pipeline.options, file_aggregation="graph")))
 
 
 def with_build_files_last(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose ``kinds`` stage moves build files and configuration after the code too."""
-    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hits=False))
+    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hit_demoted=NON_CODE))
+
+
+def without_build_files_last(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` whose ``kinds`` stage is main's: only files, only tests, docs, change logs, templates."""
+    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED, hit_demoted=()))
 
 
 def subject_text(question: str) -> str:

@@ -148,13 +148,14 @@ def rank_candidate_files(
     return replace(c, files=tuple(files))
 
 
-def order_kinds(q: Query, c: Candidates, *, demoted: Sequence[str], hits: bool) -> Candidates:
-    """The ranked files with those of a ``demoted`` kind (tests, docs, change logs, templates...)
-    after the code files, unless the question's first line asks for that kind (a fix description
-    asks for code; issue 16); ``hits``: the candidate chunks too, before the cap."""
+def order_kinds(q: Query, c: Candidates, *, demoted: Sequence[str], hit_demoted: Sequence[str]) -> Candidates:
+    """The ranked files with those of a ``demoted`` kind (tests, docs, change logs, templates,
+    build files) after the code files, and the candidate chunks of a ``hit_demoted`` kind after
+    the code's, unless the question's first line asks for that kind (a fix description or a
+    behaviour question asks for code; issue 16 items 7 and 8)."""
     subject = first_line(q.question)
     files = tuple(code_first(c.files, _path, subject, demoted))
-    pool = tuple(code_first(c.pool, _hit_path, subject, demoted)) if hits else c.pool
+    pool = tuple(code_first(c.pool, _hit_path, subject, hit_demoted)) if hit_demoted else c.pool
     return replace(c, files=files, pool=pool)
 
 

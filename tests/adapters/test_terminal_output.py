@@ -31,7 +31,9 @@ HOSTILE = (
     f"{ESC}]8;;http://evil.example/{ESC}\\click{ESC}]8;;{ESC}\\ "
     "\x9b31m\x07\x08\rover \u202eevil\u202c [link=http://evil.example]markup[/link] :warning:"
 )
-QUESTION = "restock audit trail"
+QUESTION = (
+    "restock audit trail docs"  # names the docs: the hostile doc must rank (docs follow code otherwise)
+)
 BIDI = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
 
 

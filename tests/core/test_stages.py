@@ -128,14 +128,14 @@ def test_order_kinds_puts_code_files_first_unless_the_first_line_asks(inventory:
     files = _files("CHANGELOG.md", "tests/test_store.py", "docs/guide.md", "shop/store.py", "shop/money.py")
     c = replace(start(), files=files)
     fix = stages.order_kinds(
-        query(inventory, "reserve fails on an empty stock"), c, demoted=DEMOTED, hits=False
+        query(inventory, "reserve fails on an empty stock"), c, demoted=DEMOTED, hit_demoted=()
     )
     assert [f.path for f in fix.files] == [
         "shop/store.py", "shop/money.py", "CHANGELOG.md", "tests/test_store.py", "docs/guide.md",
     ]  # fmt: skip
     assert fix.files[0] is files[3]  # the records move, their scores stay
     asked = stages.order_kinds(
-        query(inventory, "tests for reserve fail\n\nsee the docs"), c, demoted=DEMOTED, hits=False
+        query(inventory, "tests for reserve fail\n\nsee the docs"), c, demoted=DEMOTED, hit_demoted=()
     )
     # the subject asks for tests (they keep their place); the body's "docs" does not count
     assert [f.path for f in asked.files] == [
@@ -148,14 +148,14 @@ def test_order_kinds_moves_build_files_and_the_answers_chunks_when_asked_to(inve
     pool = tuple(Hit(c, 1.0, ("lexical",)) for c in inventory.chunks)
     c = replace(start(), files=files, pool=pool)
     q = query(inventory, "how is stock reserved?")
-    out = stages.order_kinds(q, c, demoted=DEMOTED_ALL, hits=True)
+    out = stages.order_kinds(q, c, demoted=DEMOTED_ALL, hit_demoted=DEMOTED_ALL)
     assert [f.path for f in out.files] == ["shop/store.py", "Makefile", ".github/settings.yml"]
     kinds = [file_kind(h.chunk.path) for h in out.pool]
     first_demoted = next(i for i, k in enumerate(kinds) if k in DEMOTED_ALL)
     assert {"docs/guide.md", ".github/workflows/ci.yml"} <= {h.chunk.path for h in pool}  # kinds to move
     assert all(k in DEMOTED_ALL for k in kinds[first_demoted:])
     asked = stages.order_kinds(
-        query(inventory, "the Makefile target for stock"), c, demoted=DEMOTED_ALL, hits=False
+        query(inventory, "the Makefile target for stock"), c, demoted=DEMOTED_ALL, hit_demoted=()
     )
     assert [f.path for f in asked.files][0] == "Makefile" and asked.pool == c.pool
 
