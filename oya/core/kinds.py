@@ -35,8 +35,11 @@ SOURCE_EXTS = frozenset(
 DOC_EXTS = frozenset("md markdown rst txt adoc asciidoc textile rdoc org pod html htm tex".split())
 _CHANGELOG = re.compile(r"^(change(s|log)?|history|news|release[-_ ]?notes?|releases|upgrad(e|ing))\b", re.I)
 _DOC_DIRS = frozenset(
-    "doc docs documentation site website guide guides man example examples sample samples sandbox demo demos".split()
+    "doc docs documentation example examples sample samples sandbox demo demos".split()
 )
+# a website's or manual's folder only at the top: below it these name code (oya/site, Django's
+# contrib/sites, a CLI's man.go)
+_TOP_DOC_DIRS = frozenset("site website guide guides man".split())
 # folder names, not substrings: "_pytest" or "testing_tools" hold code, not tests
 _TEST_DIRS = frozenset(
     "test tests testing spec specs __tests__ testdata fixtures e2e bench benches benchmark benchmarks fuzz".split()
@@ -68,14 +71,14 @@ def file_kind(path: str) -> str:
     name, dirs = parts[-1], [d.lower() for d in parts[:-1]]
     if any(t in parts for t in _TEMPLATES) or name.upper().startswith(_TEMPLATES):
         return "template"
-    if _CHANGELOG.match(name):
+    ext = _ext(name)
+    if _CHANGELOG.match(name) and ext not in SOURCE_EXTS:  # history.py, changes.go are code
         return "changelog"
     if _is_test(name, dirs):
         return "test"
-    ext = _ext(name)
     if ext in DOC_EXTS or (not ext and name.upper() in ("README", "LICENSE", "AUTHORS", "CONTRIBUTING")):
         return "doc"
-    if any(d in _DOC_DIRS for d in dirs):
+    if any(d in _DOC_DIRS for d in dirs) or (dirs and dirs[0] in _TOP_DOC_DIRS):
         return "doc"
     if _CONFIG_NAME.search(name) or (dirs and dirs[0].startswith(".")):
         return "other"

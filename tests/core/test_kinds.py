@@ -29,6 +29,15 @@ from oya.core.kinds import asked_kinds, code_first, file_kind, first_line
         (".github/PULL_REQUEST_TEMPLATE.md", "template"),
         ("pyproject.toml", "other"),
         ("Makefile", "other"),
+        # code whose name or folder sounds like documentation
+        ("oya/site/render.py", "source"),
+        ("django/contrib/sites/models.py", "source"),
+        ("site/src/components/Nav.tsx", "doc"),  # a website at the top
+        ("src/history.py", "source"),
+        ("lib/changes.go", "source"),
+        ("site_template/static/ask/history.test.js", "test"),
+        ("HISTORY.rst", "changelog"),
+        ("NEWS", "changelog"),
     ],
 )
 def test_file_kind(path: str, kind: str) -> None:
