@@ -60,7 +60,7 @@ def prefix_match_words(a: str, b: str) -> bool:
 
 
 class CodeGraph:
-    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_ctx_index", "_prefix_index", "_node_tokens")
+    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_path_index", "_prefix_index", "_node_tokens")
 
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
         self.nodes: dict[str, Node] = {n.id: n for n in nodes}
@@ -70,7 +70,7 @@ class CodeGraph:
             self._adj.setdefault(e.source, []).append((e.target, e))
             self._adj.setdefault(e.target, []).append((e.source, e))
         self._name_index: dict[str, list[str]] | None = None
-        self._ctx_index: dict[str, list[str]] | None = None
+        self._path_index: dict[str, list[str]] | None = None
         self._prefix_index: dict[str, list[str]] | None = None
         self._node_tokens: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None
 
@@ -166,7 +166,7 @@ class CodeGraph:
         if self._node_tokens is None:
             table: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
             names: dict[str, list[str]] = {}
-            ctx: dict[str, list[str]] = {}
+            by_path: dict[str, list[str]] = {}
             prefixes: dict[str, list[str]] = {}
             for node in self.nodes.values():
                 name_toks = frozenset(tokenize(node.name))
@@ -174,25 +174,29 @@ class CodeGraph:
                 table[node.id] = (name_toks, ctx_toks)
                 for t in name_toks | {node.name.lower()}:
                     names.setdefault(t, []).append(node.id)
-                for t in ctx_toks - name_toks:
-                    ctx.setdefault(t, []).append(node.id)
+                by_path.setdefault(node.path, []).append(node.id)
                 for p in {t[:PREFIX] for t in name_toks if len(t) >= PREFIX and t[:PREFIX].isalpha()}:
                     prefixes.setdefault(p, []).append(node.id)
             self._node_tokens = table
             self._name_index = names
-            self._ctx_index = ctx
+            self._path_index = by_path
             self._prefix_index = prefixes
         return self._node_tokens
 
     def _name_candidates(
-        self, q: set[str], exact: set[str], words: Mapping[str, list[str]], by_path: bool
+        self,
+        q: set[str],
+        exact: set[str],
+        words: Mapping[str, list[str]],
+        wanted: Sequence[str],
+        path_wanted: dict[str, bool],
     ) -> set[str]:
         """Nodes that can score: a name token in the question (or its prefix), or named exactly.
 
         A node with no name token in the question scores at most 0.5 (below the floor) unless
-        a wanted path lifts it, so only then (``by_path``) do qualified-name and path tokens
-        ("networkx", "algorithms"), which most nodes share, make candidates. Same result, far
-        fewer nodes.
+        it lies in a file the question names (+1.5), so only then do the nodes of that file,
+        whatever their names, become candidates. Same result as scoring every node, far fewer
+        nodes (a 10 kB traceback names dozens of paths and hundreds of words).
         """
         table = self._tokens()
         names = self._name_index or {}
@@ -204,10 +208,10 @@ class CodeGraph:
         prefixes = self._prefix_index or {}
         for p in words:
             candidates.update(prefixes.get(p, ()))
-        if by_path:
-            ctx = self._ctx_index or {}
-            for t in q:
-                candidates.update(ctx.get(t, ()))
+        if wanted:
+            for path, ids in (self._path_index or {}).items():
+                if _path_wanted(path, wanted, path_wanted):
+                    candidates.update(n for n in ids if table[n][1] & q)
         return candidates
 
     def match_names(
@@ -235,7 +239,8 @@ class CodeGraph:
             for t in q:
                 if len(t) >= PREFIX and t.isalpha():
                     words.setdefault(t[:PREFIX], []).append(t)
-        candidates = self._name_candidates(q, exact, words, bool(wanted_paths))
+        path_wanted: dict[str, bool] = {}  # per file, not per node: a traceback names many paths
+        candidates = self._name_candidates(q, exact, words, wanted_paths, path_wanted)
         scores: list[tuple[str, float]] = []
         for node_id in candidates:
             node = self.nodes[node_id]
@@ -254,7 +259,7 @@ class CodeGraph:
             score = 2.0 * name_cover + 0.5 * ctx_cover
             if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:
                 score += 3.0
-            if any(node.path.endswith(p) or p.endswith(node.path) for p in wanted_paths):
+            if wanted_paths and _path_wanted(node.path, wanted_paths, path_wanted):
                 score += 1.5
             if score < 1.0:  # a single shared generic token is noise
                 continue
@@ -262,3 +267,11 @@ class CodeGraph:
             scores.append((node_id, score))
         scores.sort(key=lambda item: (-item[1], item[0]))
         return scores[:k]
+
+
+def _path_wanted(path: str, wanted: Sequence[str], seen: dict[str, bool]) -> bool:
+    """Whether ``path`` ends with a path the question names (or is the end of one), memoised."""
+    hit = seen.get(path)
+    if hit is None:
+        hit = seen[path] = any(path.endswith(p) or p.endswith(path) for p in wanted)
+    return hit
