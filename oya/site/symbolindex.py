@@ -4,7 +4,7 @@ Theory of operation: ``search.html`` holds the search form. When every symbol fi
 (``SYMBOLS_PER_PAGE``) the index is on that page too; otherwise ``search.html`` links to one page
 per initial letter under ``symbols/`` (``a.html``, ``a-2.html`` when a letter needs more than one
 page, ``other.html`` for names that do not start with an ASCII letter), so no page grows with the
-repository. Entries are sorted by name, then qualified name, path and line.
+repository. Entries are sorted by initial (other names first), name, qualified name, path and line.
 
 An entry is terse, a link on the qualified name (its target holds the path); only a name that
 occurs more than once says which file it is in. Writing each entry's kind and ``path:line`` as
@@ -43,9 +43,12 @@ def _groups(data: SiteData, entries: list[Node]) -> list[dict[str, Any]]:
 
 def symbol_pages(data: SiteData) -> list[Page]:
     """``search.html`` and, for a big repository, the per-letter index pages."""
+    # by initial first, so every name outside A-Z ("_private", "2d", "été") is in one group:
+    # sorting by name alone put "_" and digits before "a" and accents after "z", two groups
+    # that both wanted symbols/other.html (pylint's site failed to build)
     entries = sorted(
         (n for syms in data.symbols.values() for n in syms),
-        key=lambda n: (n.name.lower(), n.qualname, n.path, n.start_line),
+        key=lambda n: (_letter(n), n.name.lower(), n.qualname, n.path, n.start_line),
     )
     search = Page("search.html", "search.html", "search.html", "Search", current="search")
     groups = _groups(data, entries)

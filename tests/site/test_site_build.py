@@ -134,6 +134,8 @@ def test_every_page_stays_under_the_budget(tmp_path: Path) -> None:
             "pkg/wide.py": wide,  # long lines full of characters that escape
             "docs/long.md": "# Long\n\n" + "A paragraph of documentation text. " * 12_000,
             "pkg/small.py": "from pkg.huge import function_900\n\n\ndef use():\n    return function_900(1, 2, 3)\n",
+            # names outside A-Z sort before "a" ("_") and after "z" ("été"): one "other" page
+            "pkg/odd.py": "def _private():\n    return 1\n\n\ndef été():\n    return 2\n",
         },
     )
     site, counts = _build(repo, tmp_path)
@@ -142,6 +144,8 @@ def test_every_page_stays_under_the_budget(tmp_path: Path) -> None:
     assert sizes[heaviest] <= PAGE_BUDGET, (heaviest, sizes[heaviest])
     assert counts["part_pages"] >= 3 and any(rel.startswith("parts/pkg/huge.py.") for rel in sizes)
     assert any(rel.startswith("symbols/") for rel in sizes)  # 1,000+ symbols: one page per letter
+    other = (site / "symbols/other.html").read_text(encoding="utf-8")
+    assert "_private" in other and "été" in other
     # a link to a line on a later part goes to that part, and the anchor is there
     small = (site / "files/pkg/small.py.html").read_text(encoding="utf-8")
     assert "parts/pkg/huge.py." in small
