@@ -34,9 +34,7 @@ SOURCE_EXTS = frozenset(
 )
 DOC_EXTS = frozenset("md markdown rst txt adoc asciidoc textile rdoc org pod html htm tex".split())
 _CHANGELOG = re.compile(r"^(change(s|log)?|history|news|release[-_ ]?notes?|releases|upgrad(e|ing))\b", re.I)
-_DOC_DIRS = frozenset(
-    "doc docs documentation example examples sample samples sandbox demo demos".split()
-)
+_DOC_DIRS = frozenset("doc docs documentation example examples sample samples sandbox demo demos".split())
 # a website's or manual's folder only at the top: below it these name code (oya/site, Django's
 # contrib/sites, a CLI's man.go)
 _TOP_DOC_DIRS = frozenset("site website guide guides man".split())
