@@ -14,6 +14,7 @@ import pytest
 from oya.embed import MINILM_INT8_ID
 from oya.model_export import MODEL_NAME, QUANTIZED, export_query_model
 from oya.settings import CachePaths, default_cache_dir
+from oya.site.assets import site_file
 from oya.site.vendor import ensure_vendor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,4 +62,5 @@ def test_cache_dir_reaches_every_use(sample_repo: Path, tmp_path: Path) -> None:
     assert sorted(default.iterdir()) == []  # nothing resolved the default cache
     assert CachePaths(cache).embeddings(MINILM_INT8_ID).is_file()  # the embedding cache
     assert (cache / ".npm.lock").is_file()  # ensure_vendor ran against --cache-dir
-    assert (out / "site" / "models" / MODEL_NAME / QUANTIZED).is_file()  # the site's copy of the query model
+    # the site's copy of the query model (its folder content-hashed, found through the manifest)
+    assert site_file(out / "site", f"models/{MODEL_NAME}/{QUANTIZED}").is_file()
