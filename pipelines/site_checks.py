@@ -40,6 +40,8 @@ from oya.searcher import index_channels
 from oya.store import Index
 
 _LINK = re.compile(r'\b(?:href|src)="([^"]*)"')
+# only inside real tags: a code page shows `href="{url}"` as text (its "<" escaped, quotes not)
+_TAG = re.compile(r"<[a-zA-Z][^<>]*>")
 _NOT_OURS = ("data:", "mailto:", "javascript:", "blob:", "tel:")
 GOLDEN_QUERIES = 5
 _NO_VECTOR = "a golden query compares the lexical and graph channels only"
@@ -54,7 +56,8 @@ def broken_links(site: Path) -> list[str]:
     broken: list[str] = []
     for page in (p for p in _files(site) if p.suffix == ".html"):
         rel = page.relative_to(site).as_posix()
-        for link in _LINK.findall(page.read_text(encoding="utf-8", errors="replace")):
+        html = page.read_text(encoding="utf-8", errors="replace")
+        for link in (m for tag in _TAG.findall(html) for m in _LINK.findall(tag)):
             target = _target(rel, link)
             if target is not None and not _exists(site, target):
                 broken.append(f"{rel} -> {link}")

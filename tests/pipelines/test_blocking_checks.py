@@ -220,3 +220,15 @@ def test_code_that_only_looks_like_secrets_publishes(sample_repo: Path, tmp_path
     checks, built = _outcome(_run(sample_repo, tmp_path))
     assert checks == ALL_PASS
     assert "published_site" in built
+
+
+def test_links_shown_as_code_are_not_links(tmp_path: Path) -> None:
+    # a code page shows `href="{url}"` as text: its "<" is escaped, its quotes are not
+    from pipelines.site_checks import broken_links
+
+    (tmp_path / "page.html").write_text(
+        '<pre>return f\'&lt;a href="{escape(url)}"&gt;\' src="{root}x.js"</pre>'
+        '<a class="x" href="missing.html">m</a><img alt="" src="gone.png">',
+        encoding="utf-8",
+    )
+    assert broken_links(tmp_path) == ["page.html -> missing.html", "page.html -> gone.png"]
