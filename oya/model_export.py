@@ -102,7 +102,8 @@ def _export_fp32(source: Path, out_file: Path) -> None:
         )
 
 
-def _quantize(fp32_file: Path, out_file: Path) -> None:
+def quantize_int8(fp32_file: Path, out_file: Path) -> None:
+    """Dynamic int8 with signed per-channel weights (per-tensor loses about 0.04 cosine)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -110,7 +111,8 @@ def _quantize(fp32_file: Path, out_file: Path) -> None:
     )
 
 
-def _write_tokenizer(source: Path, dest: Path) -> None:
+def write_truncated_tokenizer(source: Path, dest: Path) -> None:
+    """Copy ``tokenizer.json`` truncating at ``MAX_LENGTH`` and without its fixed padding."""
     tokenizer = json.loads((source / "tokenizer.json").read_text(encoding="utf-8"))
     tokenizer["truncation"] = {
         "direction": "Right",
@@ -120,6 +122,10 @@ def _write_tokenizer(source: Path, dest: Path) -> None:
     }
     tokenizer["padding"] = None
     (dest / "tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False), encoding="utf-8")
+
+
+def _write_tokenizer(source: Path, dest: Path) -> None:
+    write_truncated_tokenizer(source, dest)
     config = json.loads((source / "tokenizer_config.json").read_text(encoding="utf-8"))
     config["model_max_length"] = MAX_LENGTH
     (dest / "tokenizer_config.json").write_text(
@@ -148,7 +154,7 @@ def export_query_model(cache_dir: Path | None = None) -> Path:
             (staged / "onnx").mkdir(parents=True)
             fp32 = staged / FP32
             _export_fp32(source, fp32)
-            _quantize(fp32, staged / QUANTIZED)
+            quantize_int8(fp32, staged / QUANTIZED)
             _write_tokenizer(source, staged)
             (work / "out" / _DONE).write_text(_version_key() + "\n", encoding="utf-8")
             if root.exists():
