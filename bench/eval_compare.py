@@ -43,6 +43,8 @@ METRICS: dict[str, tuple[str, Callable[[dict[str, Any], list[int]], float]]] = {
     "code chunk R@1": ("code", _summary("code R@1", "chunk")),
     "code chunk R@10": ("code", _summary("code R@10", "chunk")),
     "code chunk MRR": ("code", _summary("code MRR", "chunk")),
+    "code file R@5": ("code", _summary("code R@5", "file")),
+    "prose file R@1": ("prose", _summary("prose R@1", "file")),
     "prose file R@5": ("prose", _summary("prose R@5", "file")),
     "prose file R@10": ("prose", _summary("prose R@10", "file")),
     "prose file MRR": ("prose", _summary("prose MRR", "file")),
