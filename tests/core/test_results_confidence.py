@@ -136,11 +136,15 @@ def test_confidence_high_when_every_channel_backs_the_first_file() -> None:
     assert high.score == 1.0
     assert "first file found by 3 of 3 channels" in high.reasons
     assert "first file scores 2.00x the second" in high.reasons  # reported, not used for the level
-    # two of three channels: a majority, no gap, MEDIUM; a weak cosine or no channel ranking the
-    # first file first is no gap (measured: neither predicted a miss on both sets)
+    # two of three channels, one of them ranking it first: a majority, no gap, MEDIUM; a weak
+    # cosine is no gap, nor is no channel ranking the first file first when all three have it
     two = assess_confidence(evidence(convergence=(2, 1)), quality())
     assert two.level == "MEDIUM" and two.gaps == () and two.score == 0.75
     assert assess_confidence(evidence(cosine=0.1, leaders=0, margin=1.0), quality()).level == "HIGH"
+    # without the semantic channel two of two is all of them: no gap either
+    assert (
+        assess_confidence(evidence(cosine=None, voters=2, convergence=(2,), leaders=0), quality()).gaps == ()
+    )
 
 
 def test_each_gap_is_named_and_makes_low() -> None:
@@ -152,6 +156,9 @@ def test_each_gap_is_named_and_makes_low() -> None:
         ),
         "only 0 of 2 names the question spells (parse_money, cents_total) are in the code found": evidence(
             named=("parse_money", "cents_total")
+        ),
+        "no search channel ranks the first file first, and 2 of 3 have it at all": evidence(
+            convergence=(2, 2), leaders=0
         ),
     }
     for gap, ev in cases.items():
