@@ -52,6 +52,7 @@ ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH_DIR))
 
+from browser_harness import warm_line  # noqa: E402
 from corpus import fetch_project  # noqa: E402
 from site_bench import GROUPS, LARGE_EXTRA, group_of, large_questions, pct  # noqa: E402
 
@@ -63,7 +64,10 @@ SPEC = "networkx==3.6.1"
 PAGE_BUDGET = 300_000
 BUDGETS = {"first_answer_gzip_mb": 25.0, "warm_p95_ms": 150.0, "largest_page_kb": 300.0}
 # what the panel fetches before its first answer (mermaid too: the answer draws its diagram)
-FIRST_ANSWER = ("vendor/", "models/", "bundle/", "bundle.", "static/")  # bundle.<hash>/: oya.site.assets
+# What the Ask panel fetches for its answers (bundle.<hash>/: oya.site.assets); the first answer,
+# the core's without the semantic channel, is given before the query model and transformers.js
+FULL_ANSWER = ("vendor/", "models/", "bundle/", "bundle.", "static/")
+NOT_FIRST = ("models/", "vendor/transformers")
 EXTRA_QUESTIONS = [
     "How is the shortest path between two nodes computed?",
     "Where is PageRank implemented?",
@@ -101,7 +105,9 @@ def build(repo: Path, rebuild: bool) -> tuple[Path, Path, dict[str, Any]]:
 
 # -- sizes --------------------------------------------------------------------------------------
 def sizes(site: Path, lines: int) -> dict[str, Any]:
-    groups = {g: {"bytes": 0, "gzip": 0, "files": 0} for g in (*GROUPS, "total", "first_answer")}
+    groups = {
+        g: {"bytes": 0, "gzip": 0, "files": 0} for g in (*GROUPS, "total", "first_answer", "full_answer")
+    }
     pages: list[tuple[int, str]] = []
     for path in sorted(site.rglob("*")):
         if not path.is_file():
@@ -111,7 +117,9 @@ def sizes(site: Path, lines: int) -> dict[str, Any]:
             continue  # the build's compressed copy of a file counted here (oya.site.assets)
         data = path.read_bytes()
         gz = len(data) if rel.endswith(".gz") else len(gzip.compress(data, compresslevel=6, mtime=0))
-        names = [group_of(rel), "total"] + (["first_answer"] if rel.startswith(FIRST_ANSWER) else [])
+        names = [group_of(rel), "total"]
+        if rel.startswith(FULL_ANSWER):
+            names += ["full_answer"] if rel.startswith(NOT_FIRST) else ["first_answer", "full_answer"]
         for g in names:
             groups[g]["bytes"] += len(data)
             groups[g]["gzip"] += gz
@@ -128,6 +136,7 @@ def sizes(site: Path, lines: int) -> dict[str, Any]:
             (groups["bundle"]["bytes"] + groups["pages"]["bytes"]) / 1e6 * per_k, 3
         ),
         "first_answer_gzip_mb": round(groups["first_answer"]["gzip"] / 1e6, 2),
+        "full_answer_gzip_mb": round(groups["full_answer"]["gzip"] / 1e6, 2),
         "largest_pages": [[rel, n] for n, rel in pages[:5]],
         "pages_over_budget": [rel for n, rel in pages if n > PAGE_BUDGET],
     }
@@ -229,7 +238,7 @@ def print_table(r: dict[str, Any]) -> None:
     s, c = r["sizes"], r["build"]["counts"]
     print(f"\n== {SPEC}: {c.get('files')} files, {c.get('lines'):,} lines, {c.get('chunks'):,} chunks")
     print(f"{'part':<14}{'MB':>9}{'MB gzip':>9}{'files':>8}")
-    for g in (*GROUPS, "total", "first_answer"):
+    for g in (*GROUPS, "total", "first_answer", "full_answer"):
         v = s["groups"][g]
         print(f"{g:<14}{v['bytes'] / 1e6:>9.2f}{v['gzip'] / 1e6:>9.2f}{v['files']:>8}")
     print(
@@ -239,7 +248,8 @@ def print_table(r: dict[str, Any]) -> None:
     big = s["largest_pages"][0]
     print(f"largest page {big[0]} {big[1] / 1e3:.0f} kB; pages over 300 kB: {len(s['pages_over_budget'])}")
     print(
-        f"first answer needs {s['first_answer_gzip_mb']} MB gzipped (budget {BUDGETS['first_answer_gzip_mb']})"
+        f"first answer needs {s['first_answer_gzip_mb']} MB gzipped (budget {BUDGETS['first_answer_gzip_mb']}), "
+        f"the full answer {s['full_answer_gzip_mb']} MB"
     )
     b = r.get("browser")
     if b:
@@ -249,11 +259,13 @@ def print_table(r: dict[str, Any]) -> None:
             v = b[visit]
             print(f"{visit:<6}{v['bytes'] / 1e6:>9.2f}{v['requests']:>10}{v['seconds']:>16.2f}")
         print(f"cold runs s: {b['cold'].get('runs_s')}")
+        flying = b["cold"].get("in_flight_at_first_answer", [])
+        print(
+            "cold, in flight at the first answer (not waited for): "
+            + (", ".join(f"{p} {n / 1e6:.2f} MB" for p, n, _ in flying) or "none")
+        )
         if w:
-            print(
-                f"warm questions {w['n']}: engine p50 {w['engine_ms']['p50']} ms, p95 {w['engine_ms']['p95']} ms "
-                f"(budget {BUDGETS['warm_p95_ms']}); panel p50 {w['panel_ms']['p50']} p95 {w['panel_ms']['p95']} ms"
-            )
+            print(f"{warm_line(w)} (budget p95 {BUDGETS['warm_p95_ms']} ms)")
         print(f"memory: {b['memory']}")
     rk = r.get("same_ranking")
     if rk:

@@ -35,7 +35,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from browser_harness import Network, measure  # noqa: E402
+from browser_harness import Network, measure, warm_line  # noqa: E402
 
 WORK = BENCH_DIR / ".cache" / "browser_bench"
 RESULTS = BENCH_DIR / "results" / "browser_bench.json"
@@ -98,10 +98,7 @@ def print_table(out: dict[str, Any]) -> None:
             )
         w = r.get("warm_questions")
         if w:
-            print(
-                f"{host:<7}warm questions ({w['n']}): engine p50 {w['engine_ms']['p50']} ms p95 {w['engine_ms']['p95']} ms; "
-                f"panel p50 {w['panel_ms']['p50']} ms p95 {w['panel_ms']['p95']} ms; memory {r['memory']}"
-            )
+            print(f"{host:<7}{warm_line(w)}; memory {r['memory']}")
         print(f"{host:<7}budgets met: {verdict(r)}")
 
 

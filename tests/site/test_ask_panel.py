@@ -272,6 +272,24 @@ def test_panel_answers_without_the_model(ask_site: Any, browser_page: Any, tmp_p
         assert all(p.startswith("/models/") for p in server.missing), server.missing
 
 
+def test_an_answer_is_kept_when_the_reader_leaves_at_once(ask_server: Server, browser_page: Any) -> None:
+    """The history is written after the answer is painted (the reader does not wait for it); a
+    link followed at once still finds the answer in the next page's panel."""
+    page = browser_page.page
+    question = "Where is the low stock report built?"
+    page.goto(ask_server.url + FILE_PAGE)
+    load_test_hooks(page)
+    page.evaluate("oyaAsk.ready()")
+    # the link is followed in the same task the answer arrives in: the history's write is pending
+    with page.expect_navigation():
+        page.evaluate(
+            "([q, url]) => oyaAsk.ask(q).then(() => { location.href = url; })",
+            [question, ask_server.url + OTHER_PAGE],
+        )
+    page.wait_for_selector(".ask-entry .ask-banner")
+    assert page.locator(".ask-entry .ask-q-text").first.inner_text() == question
+
+
 def test_state_persists_across_navigation_and_deep_links(ask_server: Server, browser_page: Any) -> None:
     page = browser_page.page
     question = "Where is the low stock report built?"
