@@ -54,7 +54,7 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from browser_harness import warm_line  # noqa: E402
 from corpus import fetch_project  # noqa: E402
-from site_bench import GROUPS, LARGE_EXTRA, group_of, large_questions, pct  # noqa: E402
+from site_bench import GROUPS, LARGE_EXTRA, build_index_and_site, group_of, large_questions, pct  # noqa: E402
 
 from oya.site.assets import site_file  # noqa: E402
 
@@ -87,20 +87,7 @@ def corpus() -> Path:
 
 
 def build(repo: Path, rebuild: bool) -> tuple[Path, Path, dict[str, Any]]:
-    from oya.site.build import build_site
-    from pipelines.build import run_build
-
-    out, site = WORK / "out", WORK / "site"
-    timings: dict[str, Any] = {}
-    if rebuild or not (out / "index.duckdb").is_file():
-        t0 = time.perf_counter()
-        run_build(repo, out, cache_dir=WORK / "cache")
-        timings["index_s"] = round(time.perf_counter() - t0, 1)
-    t0 = time.perf_counter()
-    report = build_site(out, site)
-    timings["site_s"] = round(time.perf_counter() - t0, 1)
-    timings["counts"] = report.get("counts", {})
-    return out, site, timings
+    return build_index_and_site(repo, WORK / "out", WORK / "site", rebuild, cache_dir=WORK / "cache")
 
 
 # -- sizes --------------------------------------------------------------------------------------

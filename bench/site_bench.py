@@ -130,15 +130,25 @@ def fetch_django(spec: str) -> Path:
 
 
 def build(repo: Path, name: str, embedder: str, rebuild: bool) -> tuple[Path, Path, dict[str, Any]]:
+    index_dir = WORK / f"{name}-{embedder}-index"
+    site_dir = WORK / f"{name}-{embedder}-site"
+    return build_index_and_site(
+        repo, index_dir, site_dir, rebuild, embedder=embedder, cache_dir=WORK / "embcache"
+    )
+
+
+def build_index_and_site(
+    repo: Path, index_dir: Path, site_dir: Path, rebuild: bool, *, cache_dir: Path, embedder: str = "minilm"
+) -> tuple[Path, Path, dict[str, Any]]:
+    """The index (built once, again with ``rebuild``) and the site, rendered every time by the code
+    measured; seconds of each and the build's counts."""
     from oya.site.build import build_site
     from pipelines.build import run_build
 
-    index_dir = WORK / f"{name}-{embedder}-index"
-    site_dir = WORK / f"{name}-{embedder}-site"
     timings: dict[str, Any] = {}
     if rebuild or not (index_dir / "index.duckdb").is_file():
         t0 = time.perf_counter()
-        run_build(repo, index_dir, embedder=embedder, cache_dir=WORK / "embcache")
+        run_build(repo, index_dir, embedder=embedder, cache_dir=cache_dir)
         timings["index_s"] = round(time.perf_counter() - t0, 1)
     t0 = time.perf_counter()
     report = build_site(index_dir, site_dir)
