@@ -36,6 +36,12 @@ function storage(name) {
   }
 }
 
+// The session history is written once the page is idle (after the answer is painted), not before.
+function whenIdle(fn) {
+  if (globalThis.requestIdleCallback) requestIdleCallback(fn, { timeout: 1000 });
+  else setTimeout(fn, 100);
+}
+
 const rootAttr = document.body.dataset.root ?? "";
 const root = rootAttr === "" || rootAttr.endsWith("/") ? rootAttr : rootAttr + "/";
 const base = new URL(root || "./", location.href).href;
@@ -45,7 +51,7 @@ export const engine = createEngine({ base, onProgress: () => panel.renderProgres
 const panel = createPanel({
   root,
   engine,
-  history: createHistory(storage("sessionStorage")),
+  history: createHistory(storage("sessionStorage"), { later: whenIdle }),
   openFlag: createOpenFlag(storage("localStorage")),
   diagrams: createDiagrams(base),
 });

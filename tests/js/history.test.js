@@ -93,3 +93,25 @@ test("compactResult: hits become their ids, files go, the rest stays", () => {
   assert.deepEqual(compactResult(r), { question: "q", answer: { items: [] }, hit_ids: ["c1", "c2"] });
   assert.deepEqual(compactResult({ question: "q" }).hit_ids, []);
 });
+
+test("history: with later(), a push is written when flushed; read, update and clear see it before", () => {
+  const storage = fakeStorage();
+  const waiting = [];
+  const h = createHistory(storage, { max: 3, later: (fn) => waiting.push(fn) });
+  h.push({ id: "q1" });
+  h.push({ id: "q2" });
+  assert.equal(storage.data.size, 0, "nothing written before the page is idle");
+  assert.equal(waiting.length, 1, "one write scheduled for both");
+  assert.deepEqual(h.read().map((x) => x.id), ["q1", "q2"]);
+  assert.equal(h.update("q2", { svg: "<svg/>" }), true); // writes what was waiting, then the field
+  assert.deepEqual(JSON.parse(storage.data.get("oya.ask.history")), [{ id: "q1" }, { id: "q2", svg: "<svg/>" }]);
+  h.push({ id: "q3" });
+  h.clear(); // "Forget this session's questions": the waiting one too
+  waiting.forEach((fn) => fn());
+  assert.deepEqual(h.read(), []);
+  assert.deepEqual(JSON.parse(storage.data.get("oya.ask.history") || "[]"), []);
+  h.push({ id: "q4" });
+  h.flush(); // the page is hidden before it was idle
+  assert.deepEqual(JSON.parse(storage.data.get("oya.ask.history")).map((x) => x.id), ["q4"]);
+});
+

@@ -57,6 +57,8 @@ def test_an_over_long_deep_link_is_refused_before_anything_loads(ask_site: Any, 
         page.wait_for_load_state("networkidle")
         assert not heavy_requests(server), heavy_requests(server)
         # the session history keeps a glimpse of it, not the whole question
+        # (written once the page is idle)
+        page.wait_for_function("() => sessionStorage.getItem('oya.ask.history') !== null")
         stored = page.evaluate("sessionStorage.getItem('oya.ask.history')")
         assert len(stored) < 2_000
     print(f"refused a 60,000-character ?ask= link in {seconds:.2f} s (page load included)")

@@ -84,20 +84,8 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
   let busy = false;
   const entryContext = { root, diagrams, onDiagram: (item, svg) => store.update(item.id, { svg }) };
 
-  // Work the reader does not wait for, after the answer is on screen: the session history's write
-  // (it serialises up to 12 answers with their diagrams: ~15 ms a question in Chromium on this
-  // repository's site, measured by a CPU profile).
-  // Still pending when the reader leaves the page (a link clicked at once): done then.
-  const pendingWork = new Set();
-  function afterPaint(fn) {
-    const run = () => {
-      if (pendingWork.delete(run)) fn();
-    };
-    pendingWork.add(run);
-    if (globalThis.requestIdleCallback) requestIdleCallback(run, { timeout: 1000 });
-    else setTimeout(run, 100);
-  }
-  globalThis.addEventListener?.("pagehide", () => [...pendingWork].forEach((run) => run()));
+  // a history write still waiting for an idle moment is done when the reader leaves the page
+  globalThis.addEventListener?.("pagehide", () => store.flush());
 
   function scrollLogTo(node) {
     // the panel's log scrolls (never the page) so that the entry's question is at the top
@@ -212,7 +200,7 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     }
     const node = renderEntry(item, entryContext);
     shown.replaceWith(node);
-    afterPaint(() => store.push(item));
+    store.push(item);
     busy = false;
     ui.submit.disabled = false;
     ui.panel.classList.remove("ask-busy");
