@@ -12,6 +12,7 @@ import gzip
 import zlib
 from pathlib import Path
 
+import brotli
 import duckdb
 import pytest
 from secret_corpus import POSITIVES, TOKENS, WORD_CANARY
@@ -75,10 +76,14 @@ def _canaries_in(data: bytes) -> list[str]:
 
 
 def _leaks(path: Path) -> list[str]:
-    """Canaries in a file's bytes, and in its inflated bytes when it is gzip (the site's bundle)."""
+    """Canaries in a file's bytes, and in its inflated bytes when it is a compressed copy (the
+    bundle, the build's .gz/.br beside each file). Told by name, not by magic bytes: a Brotli
+    stream has no magic and may begin with gzip's two."""
     data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
+    if path.suffix == ".gz":
         data += gzip.decompress(data)
+    elif path.suffix == ".br":
+        data += brotli.decompress(data)
     return _canaries_in(data)
 
 
