@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { answerView, confidenceView, footerView, itemView, reasonText, snippetsView, sourcesView, SOURCES_SHOWN, warnings } from "../../site_template/static/ask/answer.js";
+import {
+  answerView,
+  confidenceView,
+  footerView,
+  itemView,
+  reasonText,
+  refinementNote,
+  snippetsView,
+  sourcesView,
+  SOURCES_SHOWN,
+  warnings,
+} from "../../site_template/static/ask/answer.js";
 import { formatMs } from "../../site_template/static/ask/util.js";
 import { sampleResult } from "./fixtures/result.js";
 
@@ -143,4 +154,21 @@ test("reasonText: the item's reason in words", () => {
   assert.equal(reasonText("graph"), "connected through the code graph");
   assert.equal(reasonText("newchannel"), "found by newchannel");
   assert.equal(reasonText(""), "");
+});
+
+test("refinementNote: the full answer says whether it kept the first answer's lead", () => {
+  const first = sampleResult();
+  assert.equal(refinementNote(null, first), "");
+  assert.match(refinementNote(first, sampleResult()), /kept the first answer's lead \(InventoryService\.remove_stock\)/);
+  // the semantic channel moved another match first: both leads are named
+  const full = sampleResult();
+  full.answer.items = [full.answer.items[1], full.answer.items[0], full.answer.items[2]];
+  const changed = refinementNote(first, full);
+  assert.match(changed, /^Semantic search changed this answer: it now leads with inventory\/cli\.py, inventory\/cli\.py/);
+  assert.match(changed, /first answer led with InventoryService\.remove_stock, inventory\/service\.py/);
+  // a first answer with no match at all, then one with a match: a change, with nothing to name before
+  const empty = sampleResult();
+  empty.answer.items = [];
+  assert.match(refinementNote(empty, first), /^Semantic search changed this answer: it now leads with InventoryService/);
+  assert.equal(refinementNote(empty, empty), "");
 });

@@ -41,6 +41,10 @@ def test_the_site_answers_under_a_sub_path(
         page.goto(served.url + "index.html?ask=" + QUESTION.replace(" ", "+"))
         full = page.wait_for_selector(ANSWERED + ":not(.ask-partial)", timeout=240_000)
         assert full.query_selector(".ask-error") is None, full.inner_text()
+        # asked cold, it was first answered without the query model; the full answer says
+        # whether the semantic channel kept that answer's lead or changed it
+        refined = full.query_selector(".ask-refined")
+        assert refined is not None and refined.inner_text().startswith("Semantic search "), full.inner_text()
         cited = [a.get_attribute("href") for a in full.query_selector_all("a.ask-cite")]
         assert cited, full.inner_text()
         # the answer's links stay under the sub-path and lead to real pages

@@ -113,6 +113,22 @@ export function snippetsView(result) {
   });
 }
 
+// The full answer replaces the first one (answered without the semantic channel while the question
+// model loaded); this says whether the semantic channel kept its lead or changed it, so the two
+// answers never disagree silently. The lead is the first matched item; "" without a first answer.
+export function refinementNote(first, full) {
+  const lead = (r) => (r?.answer?.items || []).find((i) => i.kind === "match");
+  if (!first || !full) return "";
+  const before = lead(first);
+  const after = lead(full);
+  if (!after) return before ? `Semantic search found nothing to add: the first answer led with ${before.title}.` : "";
+  if (before && before.title === after.title && before.path === after.path) {
+    return `Semantic search is in and kept the first answer's lead (${after.title}).`;
+  }
+  const was = before ? ` (the first answer led with ${before.title}, ${before.path})` : "";
+  return `Semantic search changed this answer: it now leads with ${after.title}, ${after.path}${was}.`;
+}
+
 // The search-quality report: a chip per channel, the intent, how deep the search went, the time.
 export function footerView(result, formatMs) {
   const q = result.search_quality || {};

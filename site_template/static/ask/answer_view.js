@@ -101,7 +101,7 @@ function renderFooter(result) {
   );
 }
 
-// item: {id, question, result?, error?, svg?}. ctx: {root, diagrams, onDiagram(item, svg)}.
+// item: {id, question, result?, error?, svg?, refined?}. ctx: {root, diagrams, onDiagram(item, svg)}.
 export function renderEntry(item, ctx) {
   const entry = el("article", { class: "ask-entry", "data-entry": item.id });
   entry.append(el("div", { class: "ask-q" }, el("span", { class: "ask-q-text", text: item.question })));
@@ -122,6 +122,8 @@ export function renderEntry(item, ctx) {
         : null,
     ),
   );
+  // the full answer that replaced a first one says whether it kept that one's lead (panel.js)
+  if (item.refined) entry.append(el("p", { class: "ask-refined", role: "status", text: item.refined }));
   for (const w of warnings(r)) entry.append(el("div", { class: "ask-warning", role: "note" }, el("span", { "aria-hidden": "true" }, "⚠ "), w));
   entry.append(renderAnswer(ctx.root, r.answer));
   if (r.mermaid) entry.append(renderDiagramBlock(item, { diagrams: ctx.diagrams, onDrawn: (svg) => ctx.onDiagram(item, svg) }));

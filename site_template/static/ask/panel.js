@@ -2,6 +2,7 @@
 // loading steps, the question box, and deep links (?ask=, ?q=). It drives the engine (engine.js) and
 // draws entries (answer_view.js); its state lives in the closure of createPanel.
 
+import { refinementNote } from "./answer.js";
 import { renderEntry } from "./answer_view.js";
 import { el } from "./dom.js";
 import { compactResult } from "./history.js";
@@ -182,8 +183,10 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     renderProgress();
     const item = { id: entryId(), question, at: Date.now() };
     let shown = pending;
+    let first = null;
     // the engine answers at once without the query model while it loads, then in full: show both
     const onPartial = (partial) => {
+      first = partial.result;
       const node = renderEntry({ ...item, result: compactResult(partial.result) }, entryContext);
       node.classList.add("ask-partial");
       node.append(el("p", { class: "ask-refining", role: "status", text: PARTIAL_NOTE }));
@@ -194,6 +197,8 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     try {
       run = await engine.ask(question, options, { onPartial });
       item.result = compactResult(run.result);
+      const refined = refinementNote(first, run.result);
+      if (refined) item.refined = refined;
     } catch (err) {
       item.error = `Could not answer: ${err.message}`;
       run = { error: err.message };
