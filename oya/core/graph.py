@@ -270,8 +270,23 @@ class CodeGraph:
 
 
 def _path_wanted(path: str, wanted: Sequence[str], seen: dict[str, bool]) -> bool:
-    """Whether ``path`` ends with a path the question names (or is the end of one), memoised."""
+    """Whether ``path`` is a path the question names (``same_file``), memoised per path."""
     hit = seen.get(path)
     if hit is None:
-        hit = seen[path] = any(path.endswith(p) or p.endswith(path) for p in wanted)
+        hit = seen[path] = any(same_file(path, p) for p in wanted)
     return hit
+
+
+def same_file(path: str, named: str) -> bool:
+    """Whether a repository ``path`` is the file a question ``named``, compared by whole path parts
+    from the end: one ends the other (``core.py``, ``/home/u/proj/src/click/core.py``), or they
+    share the file and its folder. A traceback names the installed copy
+    (``.../site-packages/click/core.py``) of a file kept under ``src/`` (``src/click/core.py``);
+    ``score.py`` is not ``core.py``."""
+    a, b = path.split("/"), named.split("/")
+    n = 0
+    for x, y in zip(reversed(a), reversed(b), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n > 0 and (n == len(a) or n == len(b) or n >= 2)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oya.core.graph import PREFIX_CREDIT, CodeGraph, prefix_match_words, uniform_prior
+from oya.core.graph import PREFIX_CREDIT, CodeGraph, prefix_match_words, same_file, uniform_prior
 from oya.core.records import EDGE_KINDS, Edge, Node
 
 EXPAND = {"hops": 2, "min_confidence": 0.5, "max_nodes": 5, "prior": uniform_prior}
@@ -250,6 +250,33 @@ def test_match_names_path_bonus_and_noise_floor() -> None:
     assert len(g.match_names(["quantity", "parse", "utils"], k=1, prefix_match=True)) == 1
 
 
+def test_a_named_path_is_matched_by_whole_parts_from_the_end() -> None:
+    # a traceback's installed copy against a src/ layout; a bare file name; a whole repository path
+    assert same_file("src/click/core.py", "usr/lib/python3.11/site-packages/click/core.py")
+    assert same_file("src/click/core.py", "core.py")
+    assert same_file("click/core.py", "home/me/proj/click/core.py")
+    assert same_file("core.py", "lib/click/core.py")
+    # a longer name that ends with the same letters, or the same file name in another folder
+    assert not same_file("src/click/score.py", "core.py")
+    assert not same_file("src/click/core.py", "lib/python3.11/asyncio/core.py")
+    assert not same_file("src/click/core.py", "click/types.py")
+
+
+def test_a_traceback_from_an_installed_copy_finds_the_src_layout_file() -> None:
+    g = CodeGraph(
+        [
+            Node(
+                "src/click/core.py::invoke", "function", "invoke", "Command.invoke", "src/click/core.py", 1, 9
+            ),
+            Node("src/click/score.py::tally", "function", "tally", "tally", "src/click/score.py", 1, 9),
+        ],
+        [],
+    )
+    frame = "usr/lib/python3.11/site-packages/click/core.py"
+    ranked = dict(g.match_names(["command"], paths=[frame], k=10, prefix_match=True))
+    assert "src/click/core.py::invoke" in ranked and "src/click/score.py::tally" not in ranked
+
+
 def _match_names_by_scanning(
     g: CodeGraph, q_tokens: list[str], identifiers: list[str], paths: list[str]
 ) -> list:
@@ -270,7 +297,7 @@ def _match_names_by_scanning(
         score = 2.0 * hits / len(name_toks) + 0.5 * len(ctx_toks & q) / max(len(ctx_toks), 1)
         if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:
             score += 3.0
-        if any(node.path.endswith(p) or p.endswith(node.path) for p in wanted):
+        if any(same_file(node.path, p) for p in wanted):
             score += 1.5
         if score >= 1.0:
             out.append((node_id, score + 0.5 * node.centrality))
