@@ -266,6 +266,12 @@ def main(argv: list[str] | None = None) -> int:
         "checkout's Oya rows and take the reference rows (and main's oya as oya-main) from it",
     )
     ap.add_argument("--out", default=str(RESULTS / "commits_eval.json"))
+    ap.add_argument(
+        "--log",
+        default=str(CACHE / "runs.jsonl"),
+        help="the run log (default: bench/.cache/commits/runs.jsonl); another path lets a ranking run "
+        "from kept indexes go on beside a building one",
+    )
     ap.add_argument("--report-only", action="store_true", help="score what the run log holds; build nothing")
     ap.add_argument("--estimate-only", action="store_true", help="print the chunk estimate and stop")
     a = ap.parse_args(argv)
@@ -283,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if a.estimate_only:
         return 0
-    CACHE.mkdir(parents=True, exist_ok=True)
-    log = CACHE / "runs.jsonl"
+    log = Path(a.log)
+    log.parent.mkdir(parents=True, exist_ok=True)
     done = load_log(log) if a.resume or a.report_only else {}
     if not (a.resume or a.report_only) and log.exists():
         log.unlink()
@@ -296,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         reference = load_log(Path(a.reference_log)) if a.reference_log else None
         run_queries(evalset, queries, done, log, a.sample == "spread", a.kept_only, reference)
         queries = [q for q in queries if q["id"] in done]
-    result = summarize(evalset, queries, done, CACHE / "preds")
+    result = summarize(evalset, queries, done, log.parent / "preds")
     result["meta"] = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _git_head(),

@@ -38,6 +38,7 @@ import bm25s
 import numpy as np
 from variants.coactivation import with_coactivation
 from variants.file_lexical import with_file_lexical
+from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from variants.no_kinds import without_kinds
 from variants.query_parts import embedding_text
 from variants.ranking import main_pipeline, subject_text, with_build_files_last, without_build_files_last
@@ -258,6 +259,8 @@ class IndexRankers:
             "oya-buildlast": with_build_files_last(shipped),  # shipped since; before: oya-nobuildlast
             "oya-nobuildlast": without_build_files_last(shipped),
             "oya-coact": with_coactivation(shipped),
+            "oya-testsubject": with_tests_asked_by_first_line(shipped),
+            "oya-debugcode": with_reports_asking_for_code(shipped),
         }
         if main:
             rows |= {"oya-nokinds": without_kinds(main_pipeline(shipped)), "oya-main": main_pipeline(shipped)}

@@ -39,6 +39,7 @@ from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project  
 from variants.centrality import with_centrality  # noqa: E402
 from variants.coactivation import with_coactivation  # noqa: E402
 from variants.file_lexical import with_file_lexical  # noqa: E402
+from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line  # noqa: E402
 from variants.mmr import with_mmr  # noqa: E402
 from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
 
@@ -107,6 +108,8 @@ def ablations() -> dict[str, dict[str, Any]]:
     out["graph names: exact only"] = {"_graph": "exact"}
     out["file-level BM25 on"] = {"_variant": with_file_lexical}
     out["co-activation on"] = {"_variant": with_coactivation}
+    out["tests asked by the first line"] = {"_variant": with_tests_asked_by_first_line}
+    out["bug reports ask for code"] = {"_variant": with_reports_asking_for_code}
     for mode in ("max", "decay", "graph"):
         if mode != d.file_aggregation:
             out[f"files={mode}"] = {"file_aggregation": mode}
@@ -304,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-queries", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-ablation", action="store_true", help="defaults and baselines only")
+    ap.add_argument(
+        "--ablations",
+        default="",
+        help="comma-separated ablation names to run (default: all of them); e.g. 'file-level BM25 on'",
+    )
     ap.add_argument("--out", default=str(RESULTS / "eval_quality.json"))
     ap.add_argument(
         "--dump",
@@ -314,7 +322,14 @@ def main(argv: list[str] | None = None) -> int:
 
     embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
     load_start = os.getloadavg()
-    configs = dict(BASELINES) if args.no_ablation else {**BASELINES, **ablations()}
+    chosen = ablations()
+    if args.ablations:
+        wanted = [n.strip() for n in args.ablations.split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in chosen]
+        if unknown:
+            ap.error(f"unknown ablations {unknown}; choose from {sorted(chosen)}")
+        chosen = {n: chosen[n] for n in wanted}
+    configs = dict(BASELINES) if args.no_ablation else {**BASELINES, **chosen}
     tuned = [s for s in args.projects.split(",") if s]
     held = [s for s in args.holdout.split(",") if s]
     results: dict[str, dict[str, Any]] = {}
