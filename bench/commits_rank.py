@@ -7,7 +7,7 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views);
   ``oya-main`` (main's file aggregation, ``graph``), ``oya-nokinds`` (that, before the file-kind
   prior: ``variants.no_kinds``) and the variants of ``variants.ranking`` and
-  ``variants.coactivation`` (``oya-filelex``, ``oya-buildlast``, ``oya-coact``; ``oya-prose`` and ``oya-subject``
+  ``variants.coactivation`` (``oya-nofilelex``, ``oya-buildlast``, ``oya-coact``; ``oya-prose`` and ``oya-subject``
   embed the prose part or its first paragraph: ``variants.query_parts``),
   all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
@@ -37,7 +37,7 @@ from typing import Any
 import bm25s
 import numpy as np
 from variants.coactivation import with_coactivation
-from variants.file_lexical import with_file_lexical
+from variants.file_lexical import without_file_lexical
 from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from variants.no_kinds import without_kinds
 from variants.query_parts import embedding_text
@@ -255,7 +255,7 @@ class IndexRankers:
         ``main``: also main's pipeline, ``oya-main`` and ``oya-nokinds``)."""
         shipped = default_pipeline(replace(RetrievalOptions(), k=10))
         rows = {
-            "oya-filelex": with_file_lexical(shipped),
+            "oya-nofilelex": without_file_lexical(shipped),
             "oya-buildlast": with_build_files_last(shipped),  # shipped since; before: oya-nobuildlast
             "oya-nobuildlast": without_build_files_last(shipped),
             "oya-coact": with_coactivation(shipped),

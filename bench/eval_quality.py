@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embed_variants import VARIANTS  # noqa: E402
 from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
-from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project  # noqa: E402
+from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo  # noqa: E402
 from variants.centrality import with_centrality  # noqa: E402
 from variants.coactivation import with_coactivation  # noqa: E402
-from variants.file_lexical import with_file_lexical  # noqa: E402
+from variants.file_lexical import without_file_lexical  # noqa: E402
 from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line  # noqa: E402
 from variants.mmr import with_mmr  # noqa: E402
 from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
@@ -106,7 +106,7 @@ def ablations() -> dict[str, dict[str, Any]]:
     out["MMR 0.3 (cos only)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.0)}
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
     out["graph names: exact only"] = {"_graph": "exact"}
-    out["file-level BM25 on"] = {"_variant": with_file_lexical}
+    out["file-level BM25 off"] = {"_variant": without_file_lexical}
     out["co-activation on"] = {"_variant": with_coactivation}
     out["tests asked by the first line"] = {"_variant": with_tests_asked_by_first_line}
     out["bug reports ask for code"] = {"_variant": with_reports_asking_for_code}
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         blobs = embedder.embed(texts)
         vectors = {t: list(decode_f32(b)) for t, b in zip(texts, blobs, strict=True)}
-        channels = [MemoChannel(c) for c in index_channels(project.index)]
+        channels = [memo(c) for c in index_channels(project.index)]
         results[spec] = {}
         for name, change in (configs if spec in tuned else BASELINES).items():
             t0 = time.perf_counter()

@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval.metrics import summarize_ranks  # noqa: E402
-from eval.project import MemoChannel, load_project  # noqa: E402
+from eval.project import load_project, memo  # noqa: E402
 from eval_quality import HOLDOUT, PROJECTS  # noqa: E402
 from file_kinds import NON_CODE, kind_prior, slot_shares  # noqa: E402
 from variants.no_kinds import without_kinds  # noqa: E402
@@ -69,7 +69,7 @@ def run(projects: list[str], n_code: int, n_prose: int, seed: int) -> dict[str, 
     for spec in projects:
         print(f"{spec}:", file=sys.stderr, flush=True)
         project = load_project(spec, embedder, n_code=n_code, n_prose=n_prose, n_connected=0, seed=seed)
-        channels = [MemoChannel(c) for c in index_channels(project.index)]
+        channels = [memo(c) for c in index_channels(project.index)]
         for task, queries in (("code", project.code), ("prose", project.prose)):
             texts = [q.query for q in queries]
             vectors = [list(decode_f32(b)) for b in embedder.embed(texts)] if texts else []

@@ -44,6 +44,7 @@ import numpy as np
 from oya import store_patch
 from oya.core.bm25 import K1, B, rarest
 from oya.core.channels import ChannelUnavailable
+from oya.core.file_lexical import FileDocs
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Edge, Node
@@ -520,7 +521,8 @@ class Index:
 
 
 class DuckBM25Channel:
-    """BM25 evaluated by DuckDB over the FTS tables; ranks exactly like ``oya.core.bm25``."""
+    """BM25 evaluated by DuckDB over the FTS tables; ranks exactly like ``oya.core.bm25``, and
+    sums its term counts per file as ``oya.core.file_lexical.MemoryFileTerms`` does (``FileTerms``)."""
 
     name = "lexical"
 
@@ -528,6 +530,45 @@ class DuckBM25Channel:
         self.index = index
         self.k1 = k1
         self.b = b
+        self._docs: FileDocs | None = None
+
+    def file_docs(self, paths: Mapping[str, str]) -> FileDocs:
+        """Each file's length in tokens (its chunks' summed), read once."""
+        if self._docs is None:
+            rows = (
+                self.index.con.execute(
+                    "SELECT c.path, sum(d.len) FROM fts_main_chunks.docs d JOIN chunks c ON c.id = d.name "
+                    "GROUP BY c.path"
+                ).fetchall()
+                if self.index.has_fts
+                else []
+            )
+            self._docs = FileDocs({str(p): int(n) for p, n in rows}, k1=self.k1, b=self.b)
+        return self._docs
+
+    def file_term_counts(self, terms: Sequence[str], paths: Mapping[str, str]) -> dict[str, dict[str, int]]:
+        """Per term the chunk BM25 searches (its rarest): file -> its count summed over the file's chunks."""
+        terms = list(dict.fromkeys(terms))
+        if not terms or not self.index.has_fts:
+            return {}
+        con = self.index.con
+        found = con.execute(
+            f"SELECT termid, term, df FROM fts_main_chunks.dict WHERE term IN ({_sql_strings(terms)})"
+        ).fetchall()
+        df = {str(t): int(n) for _, t, n in found}
+        keep = set(rarest(terms, lambda t: df.get(t, 0)))
+        term_of = {int(tid): str(t) for tid, t, _ in found if t in keep}
+        if not term_of:
+            return {}
+        ids = ", ".join(str(t) for t in sorted(term_of))  # inlined: the zone maps prune (bm25_sql)
+        rows = con.execute(
+            "SELECT p.termid, c.path, sum(p.tf)::BIGINT FROM bm25_postings p JOIN fts_main_chunks.docs d "
+            f"USING (docid) JOIN chunks c ON c.id = d.name WHERE p.termid IN ({ids}) GROUP BY ALL"
+        ).fetchall()
+        out: dict[str, dict[str, int]] = {}
+        for tid, path, tf in rows:
+            out.setdefault(term_of[int(tid)], {})[str(path)] = int(tf)
+        return out
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
         if not self.index.has_fts:

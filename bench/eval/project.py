@@ -13,12 +13,13 @@ import json
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from oya.core.bm25 import BM25Index
 from oya.core.channels import Channel
+from oya.core.file_lexical import FileDocs, FileTerms
 from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
 from oya.embed import Embedder
@@ -169,6 +170,27 @@ class MemoChannel:
     def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
         source = getattr(self.inner, "vectors_for", None)
         return dict(source(ids)) if source is not None else {}
+
+
+class MemoFileTermsChannel(MemoChannel):
+    """A ``MemoChannel`` over a lexical channel that counts its terms per file (``FileTerms``),
+    so the pipeline's whole-file BM25 stage runs through the memo too."""
+
+    def __init__(self, inner: Channel) -> None:
+        assert isinstance(inner, FileTerms)
+        super().__init__(inner)
+        self.files: FileTerms = inner
+
+    def file_docs(self, paths: Mapping[str, str]) -> FileDocs:
+        return self.files.file_docs(paths)
+
+    def file_term_counts(self, terms: Sequence[str], paths: Mapping[str, str]) -> dict[str, dict[str, int]]:
+        return self.files.file_term_counts(terms, paths)
+
+
+def memo(channel: Channel) -> MemoChannel:
+    """``channel`` behind a memo, keeping what the pipeline asks of it beyond ``search``."""
+    return MemoFileTermsChannel(channel) if isinstance(channel, FileTerms) else MemoChannel(channel)
 
 
 class FoldedBM25Channel:

@@ -2,7 +2,7 @@
 
 * ``main_pipeline``: the file ranking before this round, ``file_aggregation="graph"`` (a file gains
   half the score of hits that call or import it); the shipped one is ``decay``.
-* file-level BM25: ``variants.file_lexical``.
+* file-level BM25 (shipped since 2026-11-27): ``variants.file_lexical`` is the ranking without it.
 * ``with_build_files_last``: the ``kinds`` stage also moves build files and configuration
   (kind ``other``: Makefile, .github/, karma.conf.js) after the code, unless asked for (shipped
   since 2026-11-23: kept here as the row that measured it; ``without_build_files_last`` is the
@@ -24,12 +24,16 @@ from oya.core import stages
 from oya.core.kinds import DEMOTED, DEMOTED_ALL, NON_CODE
 from oya.core.pipeline import Pipeline, default_pipeline
 
+from .file_lexical import without_file_lexical
 from .query_parts import split_parts
 
 
 def main_pipeline(pipeline: Pipeline) -> Pipeline:
-    """``pipeline`` as on main: ``graph`` file aggregation, tests/docs/change logs/templates last."""
-    return without_build_files_last(default_pipeline(replace(pipeline.options, file_aggregation="graph")))
+    """``pipeline`` as on main before issue 16's round: ``graph`` file aggregation,
+    tests/docs/change logs/templates last, no whole-file BM25."""
+    return without_file_lexical(
+        without_build_files_last(default_pipeline(replace(pipeline.options, file_aggregation="graph")))
+    )
 
 
 def with_build_files_last(pipeline: Pipeline) -> Pipeline:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from oya.core.bm25 import BM25Index
+from oya.core.file_lexical import FileDocs, MemoryFileTerms
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk
@@ -76,15 +77,24 @@ class UnavailableChannel:
 
 
 class BM25Channel:
+    """BM25 over the chunks in memory; also sums its term counts per file (``FileTerms``)."""
+
     name = "lexical"
 
     def __init__(self, index: BM25Index) -> None:
         self.index = index
+        self._files = MemoryFileTerms(index)
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
         if not plan.lexical_tokens:
             return []
         return self.index.search(plan.lexical_tokens, k)
+
+    def file_docs(self, paths: Mapping[str, str]) -> FileDocs:
+        return self._files.file_docs(paths)
+
+    def file_term_counts(self, terms: Sequence[str], paths: Mapping[str, str]) -> dict[str, dict[str, int]]:
+        return self._files.file_term_counts(terms, paths)
 
 
 class VectorChannel:

@@ -45,6 +45,11 @@ class RetrievalOptions:
     # not the one holding it. Fix commits file R@1 +11.6 to +14.5, own eval code file R@1 +13.7
     # (95% interval [+9.0, +18.3]), prose file R@1 +6.2 (docs/DECISIONS.md, issue 16 item 3)
     file_aggregation: str = "decay"
+    # the files ranked from chunks are fused (RRF) with BM25 over whole files (path + text,
+    # oya.core.file_lexical), whose list counts this much: fix commits file R@1 / R@5 up, own
+    # eval prose file R@1 up, code tasks unchanged (docs/DECISIONS.md, "Whole-file BM25 joins
+    # the file ranking")
+    file_lexical_weight: float = 0.5
     # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
     # question asks about tests: tests repeat the names they test and crowd out the code itself
     test_weight: float = 0.7
@@ -69,6 +74,8 @@ class RetrievalOptions:
             raise ValueError(
                 f"file_aggregation must be one of {', '.join(FILE_AGGREGATIONS)}; got {self.file_aggregation!r}"
             )
+        if self.file_lexical_weight < 0.0:
+            raise ValueError("file_lexical_weight must be at least 0")
         if not 0.0 <= self.test_weight <= 1.0:
             raise ValueError("test_weight must be in [0, 1]")
 

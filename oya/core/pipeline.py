@@ -1,4 +1,5 @@
-"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> kinds -> cap -> expand -> pack.
+"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> whole_files -> kinds -> cap ->
+expand -> pack.
 
 Theory of operation:
 
@@ -38,6 +39,7 @@ from oya.core.stages import (
     dedup,
     expand,
     fuse_rankings,
+    fuse_whole_files,
     gather,
     order_kinds,
     pack,
@@ -101,6 +103,10 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
                 min_confidence=o.min_edge_confidence,
                 top_n=DECAY_CHUNKS,
             ),
+        ),
+        (
+            "whole_files",
+            partial(fuse_whole_files, depth=o.fetch_k, rrf_k=o.rrf_k, weight=o.file_lexical_weight),
         ),
         # files: tests, docs, change logs, templates and build files after the code; the answer's
         # chunks: docs, change logs and templates (tests are weighed by reweigh; moving them out

@@ -3,7 +3,8 @@
 In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters from the
 options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF);
 ``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
-content once among the fused pool; ``rank_candidate_files`` ranks files from that pool;
+content once among the fused pool; ``rank_candidate_files`` ranks files from that pool and
+``fuse_whole_files`` fuses BM25 over whole files into that ranking;
 ``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
 question's first line asks for them;
 ``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from oya.core.answer_diagram import plan_diagram
 from oya.core.channels import Channel, ChannelUnavailable, Corpus
 from oya.core.context import build_context
+from oya.core.file_lexical import FileTerms, fuse_files, rank_file_docs
 from oya.core.files import rank_files
 from oya.core.filters import promote_clear_winner, weigh_tests
 from oya.core.fusion import Fused, fuse
@@ -146,6 +148,20 @@ def rank_candidate_files(
     """Files ranked from the whole candidate pool (before the per-file cap)."""
     files = rank_files(c.pool, mode=mode, graph=q.graph, min_confidence=min_confidence, top_n=top_n)
     return replace(c, files=tuple(files))
+
+
+def fuse_whole_files(q: Query, c: Candidates, *, depth: int, rrf_k: int, weight: float) -> Candidates:
+    """The ranked files fused (weighted RRF, ``rrf_k``) with BM25 over whole files (path + text,
+    ``oya.core.file_lexical``), whose list counts ``weight``; unchanged when the lexical channel
+    did not run or cannot count per file."""
+    lexical = next((ch for ch in q.channels if ch.name == "lexical"), None)
+    if weight <= 0 or not isinstance(lexical, FileTerms) or "lexical" not in c.rankings:
+        return c
+    paths = q.corpus.chunk_paths()
+    ranked = [p for p, _ in rank_file_docs(q.plan.lexical_tokens, lexical, paths, depth)]
+    if q.allowed is not None:
+        ranked = [p for p in ranked if q.allowed(p)]
+    return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
 
 
 def order_kinds(q: Query, c: Candidates, *, demoted: Sequence[str], hit_demoted: Sequence[str]) -> Candidates:

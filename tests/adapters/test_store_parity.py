@@ -441,14 +441,12 @@ def test_empty_index_has_no_fts_and_channels_are_unavailable(tmp_path: Path) -> 
             MatrixVectorChannel(idx).search(plan_query("x"), [1.0, 0, 0, 0], 5)
 
 
-def test_duckdb_file_bm25_equals_core_file_bm25(  # the variant's two backends (bench/variants)
-    corpus: Corpus, index: Index
-) -> None:
-    from variants.file_lexical import DuckFileTerms, MemoryFileTerms, rank_file_docs
+def test_duckdb_file_bm25_equals_core_file_bm25(corpus: Corpus, index: Index) -> None:
+    from oya.core.file_lexical import MemoryFileTerms, rank_file_docs
 
     paths = {c.id: c.path for c in corpus.chunks}
     core = MemoryFileTerms(BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks))
-    duck = DuckFileTerms(index)
+    duck = DuckBM25Channel(index)
     compared = 0
     for q in queries():
         terms = plan_query(q).lexical_tokens
@@ -471,9 +469,8 @@ def long_queries() -> list[str]:
 
 
 def test_long_questions_search_the_same_rarest_terms_in_both_backends(corpus: Corpus, index: Index) -> None:
-    from variants.file_lexical import DuckFileTerms, MemoryFileTerms, rank_file_docs
-
     from oya.core.bm25 import MAX_QUERY_TERMS
+    from oya.core.file_lexical import MemoryFileTerms, rank_file_docs
 
     core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
     paths = {c.id: c.path for c in corpus.chunks}
@@ -485,5 +482,5 @@ def test_long_questions_search_the_same_rarest_terms_in_both_backends(corpus: Co
         ref = core.search(plan.lexical_tokens, 100)
         assert [d for d, _ in duck] == [d for d, _ in ref]
         want = rank_file_docs(plan.lexical_tokens, MemoryFileTerms(core), paths, 30)
-        got = rank_file_docs(plan.lexical_tokens, DuckFileTerms(index), paths, 30)
+        got = rank_file_docs(plan.lexical_tokens, channel, paths, 30)
         assert [p for p, _ in got] == [p for p, _ in want]

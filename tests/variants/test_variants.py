@@ -232,15 +232,20 @@ def test_without_kinds_is_the_pipeline_before_the_kinds_stage(inventory: Invento
     assert r.hits and r.files
 
 
-def test_file_lexical_variant_adds_a_stage_and_ranks_files(inventory: Inventory) -> None:
-    from variants.file_lexical import with_file_lexical
+def test_without_file_lexical_ranks_files_from_the_chunks_alone(inventory: Inventory) -> None:
+    from variants.file_lexical import without_file_lexical
     from variants.ranking import main_pipeline, with_build_files_last
 
-    p = with_file_lexical(default_pipeline(RetrievalOptions()))
-    assert [n for n, _ in p.stages][3:6] == ["dedup", "files", "file_lexical"]
-    r = run_variant(inventory, "reserve stock OutOfStockError", with_file_lexical)
-    assert r.files and r.files[0].path == "inventory/service.py"
-    assert main_pipeline(p).options.file_aggregation == "graph"
+    shipped = default_pipeline(RetrievalOptions())
+    assert [n for n, _ in shipped.stages][3:6] == ["dedup", "files", "whole_files"]
+    q = "reserve stock OutOfStockError"
+    before = run_variant(inventory, q, without_file_lexical)
+    after = run_variant(inventory, q, lambda p: p)
+    assert before.files and after.files and after.files[0].path == "inventory/service.py"
+    assert before.timings_ms.get("whole_files", -1) >= 0  # the stage still runs, as a no-op
+    # without it, a file no chunk candidate holds never ranks; with it, whole-file BM25 may add one
+    assert all(f.chunks for f in before.files)
+    assert main_pipeline(shipped).options.file_aggregation == "graph"
     r = run_variant(inventory, "how does reserving stock work", with_build_files_last)
     assert r.files and r.files[0].path.endswith(".py")
 

@@ -1,37 +1,30 @@
-"""File-level BM25 (``bench/variants/file_lexical.py``): the same formula as BM25 over whole-file documents."""
+"""Whole-file BM25 (``oya.core.file_lexical``): the same formula as BM25 over whole-file documents,
+and the ``whole_files`` stage that fuses it into the file ranking."""
 
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
+import time
+from dataclasses import replace
 
 import pytest
+from core_corpus import Inventory, build_inventory, embed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-import time  # noqa: E402
-from dataclasses import replace  # noqa: E402
-
-from core_corpus import Inventory, build_inventory, embed  # noqa: E402
-from variants.file_lexical import (  # noqa: E402
+from oya.core import stages
+from oya.core.bm25 import BM25Index
+from oya.core.channels import BM25Channel
+from oya.core.file_lexical import (
     PATH_WEIGHT,
     FileDocs,
+    FileTerms,
     MemoryFileTerms,
-    file_lexical,
     fuse_files,
     rank_file_docs,
-    source_for,
 )
-
-from oya.core import stages  # noqa: E402
-from oya.core.bm25 import BM25Index  # noqa: E402
-from oya.core.channels import BM25Channel  # noqa: E402
-from oya.core.query import plan_query  # noqa: E402
-from oya.core.results import FileHit  # noqa: E402
-from oya.core.stages import Candidates, Query  # noqa: E402
-from oya.core.tokenize import tokenize  # noqa: E402
+from oya.core.query import plan_query
+from oya.core.results import FileHit
+from oya.core.stages import Candidates, Query, fuse_whole_files
+from oya.core.tokenize import tokenize
 
 WORDS = "parse quantity stock reserve item storage money format error value report slug".split()
 
@@ -93,12 +86,11 @@ def test_no_terms_and_unknown_terms_rank_nothing() -> None:
     assert FileDocs({}).score(["x"], {"x": {"a": 1}}) == {}
 
 
-def test_the_core_lexical_channel_has_a_file_term_source() -> None:
+def test_the_core_lexical_channel_counts_terms_per_file() -> None:
     tokens, chunk_path = corpus(1)
     channel = BM25Channel(BM25Index.build(tokens.items()))
-    source = source_for(channel)
-    assert source is not None and source_for(channel) is source
-    counts = source.file_term_counts(["stock"], chunk_path)
+    assert isinstance(channel, FileTerms)
+    counts = channel.file_term_counts(["stock"], chunk_path)
     want: dict[str, int] = {}
     for cid, toks in tokens.items():
         if "stock" in toks:
@@ -136,11 +128,10 @@ def test_file_lexical_fuses_whole_file_bm25_with_the_chunk_file_ranking(inventor
     q = query(inventory, "reserve stock OutOfStockError")
     c = stages.gather(q, start(), names=("lexical",))
     files = _files("inventory/models.py", "docs/guide.md")
-    out = file_lexical(q, replace(c, files=files), depth=10, rrf_k=10, weight=1.0)
-    source = source_for(inventory.bm25)
-    assert source is not None
+    out = fuse_whole_files(q, replace(c, files=files), depth=10, rrf_k=10, weight=1.0)
     by_file = [
-        p for p, _ in rank_file_docs(q.plan.lexical_tokens, source, inventory.corpus.chunk_paths(), 10)
+        p
+        for p, _ in rank_file_docs(q.plan.lexical_tokens, inventory.bm25, inventory.corpus.chunk_paths(), 10)
     ]
     assert by_file[0] == "inventory/service.py"  # the file holding reserve() and its error
     want = {p: 1 / (11 + i) for i, p in enumerate(by_file)}
@@ -150,8 +141,10 @@ def test_file_lexical_fuses_whole_file_bm25_with_the_chunk_file_ranking(inventor
     assert (
         next(f for f in out.files if f.path == "inventory/service.py").chunks == ()
     )  # not a chunk candidate
-    off = file_lexical(q, replace(start(), files=files), depth=10, rrf_k=10, weight=1.0)
+    off = fuse_whole_files(q, replace(start(), files=files), depth=10, rrf_k=10, weight=1.0)
     assert off.files == files  # no lexical ranking (channel off): the files as they were
+    zero = fuse_whole_files(q, replace(c, files=files), depth=10, rrf_k=10, weight=0.0)
+    assert zero.files == files
 
 
 def test_fuse_files_is_weighted_rrf_over_paths() -> None:
