@@ -276,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out)
     if a.own_eval:
         own = collect_own(OWN_PROJECTS, a.own_eval)
+        OWN_CACHE.parent.mkdir(parents=True, exist_ok=True)
         OWN_CACHE.write_text("".join(json.dumps(r) + "\n" for r in own))
     elif not a.cached:
         queries = [
