@@ -95,6 +95,9 @@ class Bundle:
         self.chunks = list(chunks)
         self.corpus = MemoryCorpus(self.chunks)
         self.bm25 = bm25
+        # one lexical channel for every question: it keeps the whole-file BM25's per-index tables
+        # (file lengths, chunk -> file) instead of building them again for each question
+        self._lexical = BM25Channel(bm25)
         self.graph = graph
         self.pages = dict(pages)
         self.vector_ids = list(vector_ids)
@@ -163,7 +166,7 @@ class Bundle:
         elif semantic_reason is None and self.vector_index is not None:
             semantic = VectorChannel(self.vector_index)
         return make_channels(
-            lexical=BM25Channel(self.bm25),
+            lexical=self._lexical,
             semantic=semantic,
             graph=self.graph,
             corpus=self.corpus,

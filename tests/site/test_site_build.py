@@ -322,3 +322,12 @@ def test_bundle_is_stored_gzipped_deterministically_and_decodes_to_the_same_answ
     for answer in answers:
         answer.pop("timings_ms")
     assert answers[0] == answers[1] and answers[0]["hits"]
+    # one lexical channel serves every question: whole-file BM25's per-index tables (file
+    # lengths, chunk -> file) are built once, not once per question (28 ms per question on networkx)
+    first, again = stored.channels()[0], stored.channels()[0]
+    assert first is again and first.name == "lexical"
+    stored.ask("Which items are out of stock?", list(vector))
+    tables = first._files._docs
+    assert tables is not None
+    stored.ask(question, list(vector))
+    assert stored.channels()[0]._files._docs is tables
