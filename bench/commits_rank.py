@@ -41,7 +41,12 @@ from variants.file_lexical import without_file_lexical
 from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from variants.no_kinds import without_kinds
 from variants.query_parts import embedding_text
-from variants.ranking import main_pipeline, subject_text, with_build_files_last, without_build_files_last
+from variants.ranking import (
+    main_pipeline,
+    subject_text,
+    with_build_files_last,
+    without_build_files_last,
+)
 
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve

@@ -42,6 +42,7 @@ from variants.file_lexical import without_file_lexical  # noqa: E402
 from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line  # noqa: E402
 from variants.mmr import with_mmr  # noqa: E402
 from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
+from variants.ranking import without_build_chunks_last  # noqa: E402
 
 from oya.core.bm25 import BM25Index  # noqa: E402
 from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels  # noqa: E402
@@ -110,6 +111,7 @@ def ablations() -> dict[str, dict[str, Any]]:
     out["co-activation on"] = {"_variant": with_coactivation}
     out["tests asked by the first line"] = {"_variant": with_tests_asked_by_first_line}
     out["bug reports ask for code"] = {"_variant": with_reports_asking_for_code}
+    out["build-file chunks in place"] = {"_variant": without_build_chunks_last}
     for mode in ("max", "decay", "graph"):
         if mode != d.file_aggregation:
             out[f"files={mode}"] = {"file_aggregation": mode}

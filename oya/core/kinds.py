@@ -24,6 +24,8 @@ NON_CODE = ("doc", "changelog", "template")
 DEMOTED = (*NON_CODE, "test")
 # with build files and configuration too (issue 16 item 8: a Makefile variable holding the question)
 DEMOTED_ALL = (*DEMOTED, "other")
+# the answer's chunks: tests stay in place (a function's test callers are its connected code)
+HIT_DEMOTED = (*NON_CODE, "other")
 
 SOURCE_EXTS = frozenset(
     """
@@ -48,9 +50,11 @@ _TEST_NAME = re.compile(
 )
 _TEMPLATES = ("ISSUE_TEMPLATE", "PULL_REQUEST_TEMPLATE")
 # configuration written in a programming language: tool configs (karma.conf.js, vite.config.ts,
-# .eslintrc.js, Gruntfile.js), build scripts; they repeat a project's words without being its code
+# .eslintrc.js, Gruntfile.js), build scripts; they repeat a project's words without being its code.
+# A tool's config is named "<tool>.config.<ext>" or "<tool>.conf.<ext>"; a module named
+# ``_config.py`` or ``app-config.ts`` is the project's own code (httpx/_config.py: commits set)
 _CONFIG_NAME = re.compile(
-    r"^\.|[._-](conf|config|rc)\.\w+$|^(gruntfile|gulpfile|jakefile|rakefile|gemfile|makefile|dockerfile)\b",
+    r"^\.|\.(conf|config)\.\w+$|^(gruntfile|gulpfile|jakefile|rakefile|gemfile|makefile|dockerfile)\b",
     re.I,
 )
 

@@ -27,7 +27,7 @@ from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.files import DECAY_CHUNKS
 from oya.core.filters import path_filter
 from oya.core.graph import CodeGraph, uniform_prior
-from oya.core.kinds import DEMOTED_ALL, NON_CODE
+from oya.core.kinds import DEMOTED_ALL, HIT_DEMOTED
 from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.query import QueryPlan, plan_query
 from oya.core.records import Node
@@ -109,9 +109,10 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
             partial(fuse_whole_files, depth=o.fetch_k, rrf_k=o.rrf_k, weight=o.file_lexical_weight),
         ),
         # files: tests, docs, change logs, templates and build files after the code; the answer's
-        # chunks: docs, change logs and templates (tests are weighed by reweigh; moving them out
-        # too cost connected coverage 9 points). Issue 16 items 7 and 8; docs/DECISIONS.md
-        ("kinds", partial(order_kinds, demoted=DEMOTED_ALL, hit_demoted=NON_CODE)),
+        # chunks: docs, change logs, templates and build files (tests are weighed by reweigh;
+        # moving them out too cost connected coverage 9 points). Issue 16 items 7 and 8;
+        # docs/DECISIONS.md
+        ("kinds", partial(order_kinds, demoted=DEMOTED_ALL, hit_demoted=HIT_DEMOTED)),
         ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
         ("expand", expand_stage(o, uniform_prior)),
         (

@@ -29,6 +29,14 @@ from oya.core.kinds import asked_kinds, code_first, file_kind, first_line
         (".github/PULL_REQUEST_TEMPLATE.md", "template"),
         ("pyproject.toml", "other"),
         ("Makefile", "other"),
+        # a tool's configuration written in code is configuration; a module named config is code
+        ("karma.conf.js", "other"),
+        ("vite.config.ts", "other"),
+        ("packages/app/.eslintrc.js", "other"),
+        ("Gruntfile.js", "other"),
+        ("httpx/_config.py", "source"),
+        ("src/attr/_config.py", "source"),
+        ("web/app-config.ts", "source"),
         # code whose name or folder sounds like documentation
         ("oya/site/render.py", "source"),
         ("django/contrib/sites/models.py", "source"),

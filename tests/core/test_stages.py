@@ -160,6 +160,23 @@ def test_order_kinds_moves_build_files_and_the_answers_chunks_when_asked_to(inve
     assert [f.path for f in asked.files][0] == "Makefile" and asked.pool == c.pool
 
 
+def test_the_shipped_kinds_stage_moves_build_file_chunks_after_the_code_but_not_tests(
+    inventory: Inventory,
+) -> None:
+    # issue 16 item 8: a build file holding the question's words (the Makefile's sample question)
+    # is not among the answer's first items; tests stay among the code (reweigh weighs them)
+    stage = dict(default_pipeline(RetrievalOptions()).stages)["kinds"]
+    chunks = sorted(inventory.chunks, key=lambda c: file_kind(c.path) != "other")  # build files first
+    pool = tuple(Hit(c, 1.0, ("lexical",)) for c in chunks)
+    out = stage(query(inventory, "how is stock reserved?"), replace(start(), pool=pool))
+    kinds = [file_kind(h.chunk.path) for h in out.pool]
+    assert "other" in kinds and "test" in kinds and "source" in kinds
+    n_code = sum(1 for k in kinds if k in ("source", "test"))
+    assert all(k in ("source", "test") for k in kinds[:n_code]), kinds  # every code chunk first
+    code = [h.chunk.id for h in out.pool if file_kind(h.chunk.path) in ("source", "test")]
+    assert code == [h.chunk.id for h in pool if file_kind(h.chunk.path) in ("source", "test")]
+
+
 def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:
     pool = tuple(Hit(c, 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
     out = stages.cap(query(inventory, "x"), replace(start(), pool=pool), k=5, max_per_file=1)
