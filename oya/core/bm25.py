@@ -38,6 +38,11 @@ def rarest(terms: Iterable[str], df: Callable[[str], int], limit: int = MAX_QUER
     return [t for _, _, t in known]
 
 
+def bm25_idf(n: int, df: int) -> float:
+    """The idf of a term held by ``df`` of ``n`` documents (Lucene's non-negative form, above)."""
+    return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+
+
 @dataclass(frozen=True, slots=True)
 class Posting:
     doc: int  # index into BM25Index.doc_ids
@@ -89,9 +94,7 @@ class BM25Index:
         return len(self.doc_ids)
 
     def idf(self, term: str) -> float:
-        df = len(self.postings.get(term, ()))
-        n = len(self.doc_ids)
-        return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+        return bm25_idf(len(self.doc_ids), len(self.postings.get(term, ())))
 
     def query_terms(self, query_tokens: Iterable[str]) -> list[str]:
         """The terms a query searches: its ``MAX_QUERY_TERMS`` rarest known ones (``rarest``)."""

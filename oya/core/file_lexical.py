@@ -22,12 +22,11 @@ and R@5 up, the own eval's prose file R@1 up, its code tasks unchanged.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from oya.core.bm25 import K1, MAX_QUERY_TERMS, B, BM25Index
+from oya.core.bm25 import K1, MAX_QUERY_TERMS, B, BM25Index, bm25_idf
 from oya.core.results import FileHit
 from oya.core.tokenize import tokenize
 
@@ -69,7 +68,7 @@ class FileDocs:
             tfs = {p: tf for p, tf in tfs.items() if p in lens}
             if not tfs:
                 continue
-            idf = math.log((n - len(tfs) + 0.5) / (len(tfs) + 0.5) + 1.0)
+            idf = bm25_idf(n, len(tfs))
             for path, tf in tfs.items():
                 sub = idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (lens[path] / avgdl)))
                 out[path] = out.get(path, 0.0) + sub
