@@ -31,6 +31,7 @@ import ipaddress
 import json
 import os
 import socket
+import sys
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -214,7 +215,7 @@ def make_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     handler_class: type[SiteRequestHandler] = SiteRequestHandler,
-) -> ThreadingHTTPServer:
+) -> SiteServer:
     """A server for ``site_dir`` (not yet serving); ``port=0`` picks a free port.
 
     ``handler_class``: a subclass of ``SiteRequestHandler`` (bench/browser_harness.py meters it)."""
@@ -224,14 +225,28 @@ def make_server(
     if not (site_dir / "index.html").is_file():
         raise SiteError(f"{site_dir} has no index.html, so it is not a built Oya site; {BUILD_HINT}")
     handler = partial(handler_class, directory=str(site_dir.resolve()))
-    server_class = _IPv6Server if ":" in host else ThreadingHTTPServer
+    server_class = _IPv6Server if ":" in host else SiteServer
     try:
         return server_class((host.strip("[]"), port), handler)
     except OSError as exc:
         raise SiteError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 
 
-class _IPv6Server(ThreadingHTTPServer):
+class SiteServer(ThreadingHTTPServer):
+    """A threading server that says nothing when a reader leaves mid-download.
+
+    A reader who follows a link while the query model (17 MB) is still arriving closes the
+    connection; the standard server prints a traceback for each such request to the terminal
+    that runs ``oya serve``. Any other error still prints one."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
+
+
+class _IPv6Server(SiteServer):
     address_family = socket.AF_INET6
 
 

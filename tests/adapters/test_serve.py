@@ -8,13 +8,18 @@ Host, which the server must refuse. Requests go through http.client so the Host 
 from __future__ import annotations
 
 import http.client
+import socket
+import struct
 import threading
 from collections.abc import Iterator
+from functools import partial
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from oya.serve import PAGE_CSP, SECURITY_HEADERS, host_allowed, make_server
+from oya.serve import PAGE_CSP, SECURITY_HEADERS, SiteRequestHandler, host_allowed, make_server
 from oya.site.csp import CSP
 
 
@@ -118,3 +123,36 @@ def test_serve_on_ipv6_loopback(tmp_path: Path) -> None:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+def _leave_mid_download(httpd: Any, port: int) -> None:
+    """Ask for the big file, read a little, and hang up abruptly (RST), as a reader who follows a
+    link while the model is still arriving; returns when the server has handled the request."""
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(f"GET /big.bin HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert sock.recv(1024).startswith(b"HTTP/1.0 200")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()  # joins the request's thread, so its error has been handled
+        thread.join(timeout=5)
+
+
+def test_a_reader_leaving_mid_download_prints_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html><title>big</title>", encoding="utf-8")
+    (tmp_path / "big.bin").write_bytes(b"\0" * (32 << 20))  # more than the sockets' buffers hold
+    httpd = make_server(tmp_path, "127.0.0.1", 0)
+    _leave_mid_download(httpd, int(httpd.server_address[1]))
+    assert "Traceback" not in capsys.readouterr().err
+
+    # the standard server prints a traceback for the same thing: the check above can fail
+    plain = ThreadingHTTPServer(("127.0.0.1", 0), partial(SiteRequestHandler, directory=str(tmp_path)))
+    _leave_mid_download(plain, int(plain.server_address[1]))
+    err = capsys.readouterr().err
+    assert "Traceback" in err and ("BrokenPipeError" in err or "ConnectionResetError" in err)

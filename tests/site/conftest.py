@@ -14,7 +14,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from oya.model_export import export_query_model
-from oya.serve import SiteRequestHandler
+from oya.serve import SiteRequestHandler, SiteServer
 from oya.settings import default_cache_dir
 from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message, route_test_hooks
 from oya.site.core_wheel import build_core_wheel
@@ -130,7 +129,7 @@ def site_server(runtime_site: SiteFolder) -> Iterator[StaticServer]:
     """The site folder over HTTP on 127.0.0.1 (random port); records every 404."""
     missing: list[str] = []
     handler = partial(_Handler, directory=str(runtime_site.root), missing=missing)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = SiteServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

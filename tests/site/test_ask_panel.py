@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -24,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from test_pages import scan_html
 
-from oya.serve import SiteRequestHandler
+from oya.serve import SiteRequestHandler, SiteServer
 from oya.site.assets import site_file
 from oya.site.browser import load_test_hooks
 
@@ -77,7 +76,7 @@ class Server:
 def serve(root: Path) -> Iterator[Server]:
     """``root`` over HTTP on 127.0.0.1; records every request path and every 404."""
     log = Server()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(root), log=log))
+    httpd = SiteServer(("127.0.0.1", 0), partial(_Handler, directory=str(root), log=log))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     log.url = f"http://127.0.0.1:{httpd.server_address[1]}/"
@@ -283,7 +282,9 @@ def test_an_answer_is_kept_when_the_reader_leaves_at_once(ask_server: Server, br
     # the link is followed in the same task the answer arrives in: the history's write is pending
     with page.expect_navigation():
         page.evaluate(
-            "([q, url]) => oyaAsk.ask(q).then(() => { location.href = url; })",
+            # the evaluation returns at once: a promise that settled after the link was followed
+            # would be reported to a page that no longer exists
+            "([q, url]) => { oyaAsk.ask(q).then(() => { location.href = url; }); }",
             [question, ask_server.url + OTHER_PAGE],
         )
     page.wait_for_selector(".ask-entry .ask-banner")
