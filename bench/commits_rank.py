@@ -7,7 +7,8 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   ``oya-k30`` (the same with k = 30, a deeper list for the filtered and prior views);
   ``oya-main`` (main's file aggregation, ``graph``), ``oya-nokinds`` (that, before the file-kind
   prior: ``variants.no_kinds``) and the variants of ``variants.ranking`` and
-  ``variants.coactivation`` (``oya-nofilelex``, ``oya-buildlast``, ``oya-coact``; ``oya-prose`` and ``oya-subject``
+  ``variants.coactivation`` (``oya-nofilelex``, ``oya-buildlast``, ``oya-coact``; ``oya-noscope``,
+  ``oya-scope1``, ``oya-scope2``: ``variants.scope``; ``oya-prose`` and ``oya-subject``
   embed the prose part or its first paragraph: ``variants.query_parts``),
   all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
@@ -47,6 +48,7 @@ from variants.ranking import (
     with_build_files_last,
     without_build_files_last,
 )
+from variants.scope import with_scope_weight, without_scope
 
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
@@ -266,6 +268,9 @@ class IndexRankers:
             "oya-coact": with_coactivation(shipped),
             "oya-testsubject": with_tests_asked_by_first_line(shipped),
             "oya-debugcode": with_reports_asking_for_code(shipped),
+            "oya-noscope": without_scope(shipped),  # shipped since: oya-scope05 in the sweep
+            "oya-scope1": with_scope_weight(shipped, 1.0),
+            "oya-scope2": with_scope_weight(shipped, 2.0),
         }
         if main:
             rows |= {"oya-nokinds": without_kinds(main_pipeline(shipped)), "oya-main": main_pipeline(shipped)}

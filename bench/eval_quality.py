@@ -43,6 +43,7 @@ from variants.kind_words import with_reports_asking_for_code, with_tests_asked_b
 from variants.mmr import with_mmr  # noqa: E402
 from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
 from variants.ranking import without_build_chunks_last  # noqa: E402
+from variants.scope import without_scope  # noqa: E402
 
 from oya.core.bm25 import BM25Index  # noqa: E402
 from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels  # noqa: E402
@@ -108,6 +109,7 @@ def ablations() -> dict[str, dict[str, Any]]:
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
     out["graph names: exact only"] = {"_graph": "exact"}
     out["file-level BM25 off"] = {"_variant": without_file_lexical}
+    out["scope prefix off"] = {"_variant": without_scope}
     out["co-activation on"] = {"_variant": with_coactivation}
     out["tests asked by the first line"] = {"_variant": with_tests_asked_by_first_line}
     out["bug reports ask for code"] = {"_variant": with_reports_asking_for_code}

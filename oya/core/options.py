@@ -50,6 +50,11 @@ class RetrievalOptions:
     # eval prose file R@1 up, code tasks unchanged (docs/DECISIONS.md, "Whole-file BM25 joins
     # the file ranking")
     file_lexical_weight: float = 0.5
+    # the files whose path names the subject's scope prefix ("printer: fix ...", oya.core.scope)
+    # are fused as one more list, counting this much: fix commits file R@1 +1.8, Rust +16.1;
+    # 0.5 and 1.0 within a query of each other, 2.0 lost R@5 (docs/DECISIONS.md, "A subject's
+    # scope moves its files up")
+    scope_weight: float = 0.5
     # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
     # question asks about tests: tests repeat the names they test and crowd out the code itself
     test_weight: float = 0.7
@@ -76,6 +81,8 @@ class RetrievalOptions:
             )
         if self.file_lexical_weight < 0.0:
             raise ValueError("file_lexical_weight must be at least 0")
+        if self.scope_weight < 0.0:
+            raise ValueError("scope_weight must be at least 0")
         if not 0.0 <= self.test_weight <= 1.0:
             raise ValueError("test_weight must be in [0, 1]")
 

@@ -1,5 +1,5 @@
-"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> whole_files -> kinds -> cap ->
-expand -> pack.
+"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> whole_files -> scope -> kinds ->
+cap -> expand -> pack.
 
 Theory of operation:
 
@@ -38,6 +38,7 @@ from oya.core.stages import (
     cap,
     dedup,
     expand,
+    favour_scope,
     fuse_rankings,
     fuse_whole_files,
     gather,
@@ -108,6 +109,7 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
             "whole_files",
             partial(fuse_whole_files, depth=o.fetch_k, rrf_k=o.rrf_k, weight=o.file_lexical_weight),
         ),
+        ("scope", partial(favour_scope, rrf_k=o.rrf_k, weight=o.scope_weight)),
         # files: tests, docs, change logs, templates and build files after the code; the answer's
         # chunks: docs, change logs, templates and build files (tests are weighed by reweigh;
         # moving them out too cost connected coverage 9 points). Issue 16 items 7 and 8;

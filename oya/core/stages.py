@@ -29,6 +29,7 @@ from oya.core.kinds import code_first, first_line, mentions_tests
 from oya.core.query import QueryPlan
 from oya.core.records import Node
 from oya.core.results import ChannelReport, Context, FileHit, Hit
+from oya.core.scope import names_scope, scope_words
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,19 @@ def fuse_whole_files(q: Query, c: Candidates, *, depth: int, rrf_k: int, weight:
     ranked = [p for p, _ in rank_file_docs(q.plan.lexical_tokens, lexical, paths, depth)]
     if q.allowed is not None:
         ranked = [p for p in ranked if q.allowed(p)]
+    return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
+
+
+def favour_scope(q: Query, c: Candidates, *, rrf_k: int, weight: float) -> Candidates:
+    """The ranked files fused (weighted RRF, ``rrf_k``) with those of them whose path names the
+    question's scope prefix ("printer: fix ...", ``oya.core.scope``), in their order, as a list
+    that counts ``weight``: they move up; no file joins or leaves."""
+    words = scope_words(q.question)
+    if weight <= 0 or not words:
+        return c
+    ranked = [f.path for f in c.files if names_scope(f.path, words)]
+    if not ranked:
+        return c
     return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
 
 

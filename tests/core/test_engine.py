@@ -267,7 +267,19 @@ def test_timings_and_determinism(inventory: Inventory) -> None:
         vector=embed("format money"),
         clock=lambda: float(next(ticks)),
     )
-    stages = {"gather", "fuse", "reweigh", "dedup", "files", "whole_files", "kinds", "cap", "expand", "pack"}
+    stages = {
+        "gather",
+        "fuse",
+        "reweigh",
+        "dedup",
+        "files",
+        "whole_files",
+        "scope",
+        "kinds",
+        "cap",
+        "expand",
+        "pack",
+    }
     assert set(result.timings_ms) == {"lexical", "semantic", "graph", "total"} | stages
     again = run(inventory, "format money")
     assert [h.chunk.id for h in again.hits] == [h.chunk.id for h in run(inventory, "format money").hits]

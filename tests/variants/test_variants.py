@@ -278,3 +278,15 @@ def test_query_parts_split_prose_code_and_frames() -> None:
     assert parts.frames == ('File "requests/sessions.py", line 12, in resolve', "at f (lib/x.js:3:1)")
     assert subject_text(text) == "Redirects lose the method"
     assert embedding_text("foo(bar);") == "foo(bar);"  # no prose: the whole text
+
+
+def test_without_scope_reads_the_prefix_as_one_more_word(inventory: Inventory) -> None:
+    from variants.scope import with_scope_weight, without_scope
+
+    q = "legacy: reserving stock fails for a missing item"
+    shipped = run_variant(inventory, q, lambda p: p)
+    before = run_variant(inventory, q, without_scope)
+    heavier = run_variant(inventory, q, lambda p: with_scope_weight(p, 2.0))
+    assert shipped.files[0].path == heavier.files[0].path == "inventory/legacy.py"
+    assert before.files[0].path != "inventory/legacy.py"
+    assert before.timings_ms.get("scope", -1) >= 0  # the stage still runs, as a no-op
