@@ -4,7 +4,8 @@ In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters
 options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF);
 ``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
 content once among the fused pool; ``rank_candidate_files`` ranks files from that pool and
-``fuse_whole_files`` fuses BM25 over whole files into that ranking;
+``fuse_whole_files`` fuses BM25 over whole files into that ranking; ``favour_scope`` moves up
+the files a first line's scope prefix names ("printer: fix ...");
 ``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
 question's first line asks for them;
 ``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
