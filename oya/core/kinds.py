@@ -45,6 +45,11 @@ _TEST_DIRS = frozenset(
     "test tests testing spec specs __tests__ testdata fixtures e2e bench benches benchmark benchmarks fuzz".split()
 )
 _TEST_DIR_ENDS = ("_test", "_tests", "-test", "-tests", "unittests")
+# Jest's folders beside the code, and Gradle / Kotlin Multiplatform test source sets, whose case
+# tells them from a word: src/jvmTest, src/commonTest, src/androidUnitTest, src/testFixtures
+_TEST_DIR_CASED = re.compile(
+    r"^(__(mocks|fixtures|snapshots)__|[a-z][A-Za-z0-9]*[a-z0-9]Tests?|test[A-Z][A-Za-z0-9]*)$"
+)
 _TEST_NAME = re.compile(
     r"(^test_.*\.py$|_test\.\w+$|_tests\.py$|^conftest\.py$|\.(test|spec)\.\w+$|_spec\.rb$|Tests?\.(java|kt|php)$)"
 )
@@ -64,19 +69,24 @@ def _ext(name: str) -> str:
 
 
 def _is_test(name: str, dirs: Sequence[str]) -> bool:
-    return any(d in _TEST_DIRS or d.endswith(_TEST_DIR_ENDS) for d in dirs) or bool(_TEST_NAME.search(name))
+    return (
+        any(_TEST_DIR_CASED.match(d) for d in dirs)
+        or any(d.lower() in _TEST_DIRS or d.lower().endswith(_TEST_DIR_ENDS) for d in dirs)
+        or bool(_TEST_NAME.search(name))
+    )
 
 
 def file_kind(path: str) -> str:
     """One of ``KINDS`` for a repository-relative path, from its folders, name and extension."""
     parts = path.split("/")
-    name, dirs = parts[-1], [d.lower() for d in parts[:-1]]
+    name, cased = parts[-1], parts[:-1]
+    dirs = [d.lower() for d in cased]
     if any(t in parts for t in _TEMPLATES) or name.upper().startswith(_TEMPLATES):
         return "template"
     ext = _ext(name)
     if _CHANGELOG.match(name) and ext not in SOURCE_EXTS:  # history.py, changes.go are code
         return "changelog"
-    if _is_test(name, dirs):
+    if _is_test(name, cased):
         return "test"
     if ext in DOC_EXTS or (not ext and name.upper() in ("README", "LICENSE", "AUTHORS", "CONTRIBUTING")):
         return "doc"

@@ -19,6 +19,16 @@ from oya.core.kinds import asked_kinds, code_first, file_kind, first_line
         ("web/app.test.ts", "test"),
         ("src/test/java/FooTest.java", "test"),
         ("conftest.py", "test"),
+        # Gradle / Kotlin Multiplatform test source sets and Jest's folders, told by their case
+        ("okhttp/src/jvmTest/kotlin/okhttp3/UrlComponentEncodingTester.kt", "test"),
+        ("okhttp/src/commonTest/kotlin/okhttp3/A.kt", "test"),
+        ("app/src/androidUnitTest/kotlin/A.kt", "test"),
+        ("lib/src/testFixtures/java/Fixture.java", "test"),
+        ("src/__mocks__/fs.js", "test"),
+        ("okhttp/src/jvmMain/kotlin/okhttp3/Dns.kt", "source"),
+        ("src/latest/resolve.py", "source"),  # a word ending in "test" is not a test folder
+        ("src/contest/score.go", "source"),
+        ("src/manifest/load.ts", "source"),
         ("README.md", "doc"),
         ("docs/api.rst", "doc"),
         ("examples/basic.py", "doc"),
