@@ -68,10 +68,11 @@ def _ext(name: str) -> str:
     return name.rsplit(".", 1)[1].lower() if "." in name.lstrip(".") else ""
 
 
-def _is_test(name: str, dirs: Sequence[str]) -> bool:
+def _is_test(name: str, dirs: Sequence[str], cased: Sequence[str]) -> bool:
+    """``dirs``: the folders in lower case; ``cased``: as written."""
     return (
-        any(_TEST_DIR_CASED.match(d) for d in dirs)
-        or any(d.lower() in _TEST_DIRS or d.lower().endswith(_TEST_DIR_ENDS) for d in dirs)
+        any(d in _TEST_DIRS or d.endswith(_TEST_DIR_ENDS) for d in dirs)
+        or any(_TEST_DIR_CASED.match(d) for d in cased)
         or bool(_TEST_NAME.search(name))
     )
 
@@ -86,7 +87,7 @@ def file_kind(path: str) -> str:
     ext = _ext(name)
     if _CHANGELOG.match(name) and ext not in SOURCE_EXTS:  # history.py, changes.go are code
         return "changelog"
-    if _is_test(name, cased):
+    if _is_test(name, dirs, cased):
         return "test"
     if ext in DOC_EXTS or (not ext and name.upper() in ("README", "LICENSE", "AUTHORS", "CONTRIBUTING")):
         return "doc"
