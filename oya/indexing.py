@@ -6,7 +6,7 @@ The same functions serve ``oya build`` (through the asset job) and the tests.
 
 from __future__ import annotations
 
-import subprocess
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +15,8 @@ from pathlib import Path
 from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
 from oya.embed import Embedder, embed_chunks
-from oya.errors import ParseError
+from oya.errors import ParseError, RepositoryError
+from oya.gitview import head_commit
 from oya.graph_build import build_graph, graph_stats
 from oya.models import ParsedFile, ScanResult, SourceFile
 from oya.parsing import parser_for
@@ -53,13 +54,29 @@ class EmbeddingData:
     cached: int
 
 
-def scan(repo: Path, max_file_bytes: int = 1_000_000, out_dir: Path | None = None) -> ScanResult:
+def check_output_folders(repo: Path, *outputs: Path) -> None:
+    """Refuse output folders that are the repository itself or hold it: the build writes and
+    replaces files there, and what it writes must never become its own input."""
+    top = os.path.realpath(repo)
+    for folder in outputs:
+        real = os.path.realpath(folder)
+        if real == top or top.startswith(real.rstrip(os.sep) + os.sep):
+            raise RepositoryError(
+                f"output folder {folder} is the repository or holds it: choose a folder inside "
+                f"the repository (such as {Path(repo) / '.oya'}) or outside it"
+            )
+
+
+def scan(
+    repo: Path, max_file_bytes: int = 1_000_000, out_dir: Path | None = None, outputs: Sequence[Path] = ()
+) -> ScanResult:
     """The repository's files; with ``out_dir``, files whose stat is unchanged since the build
-    there are taken from its index instead of being read (``oya.scan_cache``)."""
+    there are taken from its index instead of being read (``oya.scan_cache``). ``outputs`` (the
+    build's own folders) are never read as input."""
     if out_dir is None:
-        return scan_repository(repo, max_file_bytes=max_file_bytes)
+        return scan_repository(repo, max_file_bytes=max_file_bytes, outputs=outputs)
     known = StatCache(repo, out_dir)
-    result = scan_repository(repo, max_file_bytes=max_file_bytes, known=known)
+    result = scan_repository(repo, max_file_bytes=max_file_bytes, known=known, outputs=outputs)
     known.save()
     return result
 
@@ -139,17 +156,8 @@ def embed(
 
 
 def repo_commit(repo: Path) -> str:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+    """The commit the repository's HEAD names, or "" (read from files: no git process runs)."""
+    return head_commit(repo)
 
 
 def write_search_index(

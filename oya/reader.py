@@ -31,23 +31,26 @@ binary (NUL byte), not-utf8, empty, unsupported, secret (mostly secrets).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import re
 import stat
-import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
 import pathspec
 
 from oya.errors import RepositoryError
+from oya.gitview import find_work_tree, git_ls_files, ignored_by_enclosing_tree
 from oya.models import ScanResult, SkippedFile, SourceFile
 from oya.redact import redact
 
 __all__ = ["scan_repository", "detect_language"]
 
 _NUL_WINDOW = 8192
+_OUTPUT_DETAIL = "Oya's own output folder"
 
 # --- built-in ignores -------------------------------------------------------------------
 
@@ -282,6 +285,25 @@ def _checked_by_name_and_size(rel: str, size: int, max_file_bytes: int) -> bool:
     )
 
 
+def _read_regular(abs_path: str, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of the regular file at ``abs_path``; None if it is not one by the time
+    it is opened. Never through a symlink, and never blocking on a FIFO swapped in after ``lstat``."""
+    fd = os.open(abs_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while limit > 0:
+            chunk = os.read(fd, min(limit, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            limit -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _read_new(abs_path: str, rel: str, size: int, max_file_bytes: int) -> SourceFile | SkippedFile:
     name = rel.rsplit("/", 1)[-1]
     if _SECRET_NAME_RE.match(name.lower()):
@@ -292,10 +314,11 @@ def _read_new(abs_path: str, rel: str, size: int, max_file_bytes: int) -> Source
     if size > max_file_bytes:
         return SkippedFile(rel, "too-large", f"{size} bytes, over the {max_file_bytes}-byte limit")
     try:
-        with open(abs_path, "rb", buffering=0) as f:
-            raw = f.read(max_file_bytes + 1)
+        raw = _read_regular(abs_path, max_file_bytes + 1)
     except OSError as e:
         return SkippedFile(rel, "unreadable", e.strerror or type(e).__name__)
+    if raw is None:
+        return SkippedFile(rel, "unreadable", "not a regular file")
     if len(raw) > max_file_bytes:  # it grew between stat and read
         return SkippedFile(rel, "too-large", f"over the {max_file_bytes}-byte limit")
     if b"\x00" in raw[:_NUL_WINDOW]:
@@ -355,39 +378,40 @@ class _Collector:
 # --- git mode ---------------------------------------------------------------------------
 
 
-def _git_ls(root: Path, *args: str) -> list[str] | None:
-    try:
-        proc = subprocess.run(
-            ["git", "ls-files", "-z", *args],
-            cwd=root,
-            capture_output=True,
-            check=False,
-        )
-    except OSError:  # git is not installed
-        return None
-    if proc.returncode != 0:  # not a work tree (or git refuses it): fall back to walking
-        return None
-    return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
-
-
-def _ignored_by_enclosing_repo(root: Path) -> bool:
-    """True when ``root`` sits inside a work tree that ignores it (an unpacked download under
-    an ignored cache folder): git would list nothing, so the folder is walked instead."""
-    try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "."], cwd=root, capture_output=True, check=False)
-    except OSError:
-        return False
-    return proc.returncode == 0
-
-
-def _pruned_dir(parts: list[str], max_depth: int) -> tuple[str, str, str] | None:
+def _pruned_dir(parts: list[str], max_depth: int, outputs: frozenset[str]) -> tuple[str, str, str] | None:
     """The first directory on a path that the walk would not enter: (path, reason, detail)."""
     for i, part in enumerate(parts[:-1]):
+        if outputs and "/".join(parts[: i + 1]) in outputs:
+            return "/".join(parts[: i + 1]), "ignored", _OUTPUT_DETAIL
         if _builtin_ignore(part, is_dir=True):
             return "/".join(parts[: i + 1]), "ignored", f"built-in ignore {part}"
         if i + 1 > max_depth:
             return "/".join(parts[: i + 1]), "too-deep", f"deeper than {max_depth} directories"
     return None
+
+
+class _RealFolders:
+    """Which folders under the root are real folders, not symlinks: every folder on a file's
+    path is checked (once), so no file is read through a link that leaves the repository."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.known: dict[str, bool] = {}
+
+    def first_link(self, folders: list[str]) -> str | None:
+        """The first of the path's ``folders`` that is not a real folder, or None."""
+        for i in range(1, len(folders) + 1):
+            rel = "/".join(folders[:i])
+            real = self.known.get(rel)
+            if real is None:
+                try:
+                    real = stat.S_ISDIR(os.lstat(os.path.join(self.root, *folders[:i])).st_mode)
+                except OSError:
+                    real = True  # missing: the file's own lstat reports it
+                self.known[rel] = real
+            if not real:
+                return rel
+        return None
 
 
 def _scan_git(
@@ -397,6 +421,7 @@ def _scan_git(
     max_file_bytes: int,
     max_depth: int,
     known: KnownFiles | None,
+    outputs: frozenset[str],
 ) -> ScanResult:
     out = _Collector()
     ignored_dirs: set[str] = set()
@@ -406,7 +431,7 @@ def _scan_git(
             continue  # git also lists the contents of a directory holding its own .gitignore
         if entry.endswith("/"):
             ignored_dirs.add("/".join(parts))
-        pruned = _pruned_dir(parts, max_depth)
+        pruned = _pruned_dir(parts, max_depth, outputs)
         if pruned is not None:
             out.skip(*pruned)
         elif _builtin_ignore(parts[-1], is_dir=entry.endswith("/")):
@@ -414,9 +439,13 @@ def _scan_git(
         else:
             out.skip("/".join(parts), "ignored", ".gitignore")
     root_str = os.fspath(root)
+    folders = _RealFolders(root_str)
     for rel in sorted(set(listed)):
         parts = rel.rstrip("/").split("/")
-        pruned = _pruned_dir(parts, max_depth)
+        if any(part in ("", ".", "..") for part in parts):  # a crafted index can hold any path
+            out.skip(rel, "unreadable", "not a path inside the repository")
+            continue
+        pruned = _pruned_dir(parts, max_depth, outputs)
         if pruned is not None:
             out.skip(*pruned)
             continue
@@ -425,6 +454,10 @@ def _scan_git(
             continue
         if _builtin_ignore(parts[-1], is_dir=False):
             out.skip(rel, "ignored", f"built-in ignore {parts[-1]}")
+            continue
+        linked = folders.first_link(parts[:-1])
+        if linked is not None:  # git's index names a file, but a folder on its way is now a link
+            out.skip(linked, "symlink", "a folder that is a symlink; symlinks are not followed")
             continue
         abs_path = os.path.join(root_str, *parts)
         try:
@@ -454,26 +487,66 @@ def _scan_git(
 _Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 
 
+def _last_match(spec: pathspec.GitIgnoreSpec, folder: str) -> bool | None:
+    """Git's rule for one folder (``"a/b/"``) in one .gitignore: the last pattern that matches the
+    folder itself decides.
+
+    pathspec's expressions are made for files: a pattern's ``ps_d`` group also matches any path
+    inside a matching folder, and ``x/**`` becomes the prefix ``^x/``. So a pattern with ``ps_d``
+    names the folder only when it matches up to the folder's final slash, and one without
+    (``x/**``, ``**/e/**``, ``*``) only when it matches the start of the folder's path with
+    something left over: ``x/**`` holds ``x/y`` but not ``x`` itself, as in git."""
+    for pattern in reversed(spec.patterns):
+        if pattern.include is None or pattern.regex is None:
+            continue
+        if _folder_regex(pattern.regex).search(folder) is not None:
+            return bool(pattern.include)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _folder_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
+    tail = r"\Z" if "ps_d" in regex.groupindex else r".+\Z"
+    return re.compile(f"(?:{regex.pattern}){tail}", regex.flags)
+
+
 def _gitignored(specs: _Specs, rel: str, is_dir: bool) -> bool:
-    # The deepest .gitignore with a matching rule decides, as in git.
+    """Whether git ignores ``rel``, whose parent folders the walk already let through.
+
+    The deepest .gitignore with a matching pattern decides, as in git. A folder is judged by the
+    last pattern matching ``folder/``: GitIgnoreSpec's own ranking, made for files inside
+    excluded folders, would let ``*`` outrank a later ``!*/`` and hide every folder. A file is
+    judged by GitIgnoreSpec, where a folder pattern cannot re-include what a file pattern hid."""
     for base, spec in reversed(specs):
-        sub = rel[len(base) :] + ("/" if is_dir else "")
-        verdict = spec.check_file(sub).include
+        sub = rel[len(base) :]
+        verdict = _last_match(spec, sub + "/") if is_dir else spec.check_file(sub).include
         if verdict is not None:
             return verdict
     return False
 
 
+_GITIGNORE_MAX_BYTES = 1_000_000
+
+
+def _gitignore_line(line: str) -> str:
+    # pathspec reads "x/**/" as the folder x itself; git, as the folders inside x ("x/**/*/")
+    return line.rstrip() + "*/" if line.rstrip().endswith("/**/") and line.strip() != "/**/" else line
+
+
 def _load_gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(_GITIGNORE_MAX_BYTES)
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    lines = raw.decode("utf-8", "replace").splitlines()
+    return pathspec.GitIgnoreSpec.from_lines([_gitignore_line(line) for line in lines])
 
 
-def _scan_walk(root: Path, max_file_bytes: int, max_depth: int, known: KnownFiles | None) -> ScanResult:
+def _scan_walk(
+    root: Path, max_file_bytes: int, max_depth: int, known: KnownFiles | None, outputs: frozenset[str]
+) -> ScanResult:
     out = _Collector()
     stack: list[tuple[str, str, int, _Specs]] = [(os.fspath(root), "", 0, ())]
     while stack:
@@ -494,7 +567,9 @@ def _scan_walk(root: Path, max_file_bytes: int, max_depth: int, known: KnownFile
         for entry in entries:
             rel = prefix + entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if _builtin_ignore(entry.name, is_dir):
+            if is_dir and rel in outputs:
+                out.skip(rel, "ignored", _OUTPUT_DETAIL)
+            elif _builtin_ignore(entry.name, is_dir):
                 out.skip(rel, "ignored", f"built-in ignore {entry.name}")
             elif specs and _gitignored(specs, rel, is_dir):
                 out.skip(rel, "ignored", ".gitignore")
@@ -522,18 +597,38 @@ def _scan_walk(root: Path, max_file_bytes: int, max_depth: int, known: KnownFile
 # --- entry point ------------------------------------------------------------------------
 
 
+def _output_folders(root: Path, outputs: Iterable[Path]) -> frozenset[str]:
+    """The repository-relative paths of the output folders that lie inside ``root``."""
+    top = os.path.realpath(root)
+    found = set()
+    for folder in outputs:
+        rel = os.path.relpath(os.path.realpath(folder), top)
+        if rel != "." and not rel.startswith(".." + os.sep) and rel != "..":
+            found.add(rel.replace(os.sep, "/"))
+    return frozenset(found)
+
+
 def scan_repository(
-    root: Path, *, max_file_bytes: int = 1_000_000, max_depth: int = 40, known: KnownFiles | None = None
+    root: Path,
+    *,
+    max_file_bytes: int = 1_000_000,
+    max_depth: int = 40,
+    known: KnownFiles | None = None,
+    outputs: Iterable[Path] = (),
 ) -> ScanResult:
     """Every file under ``root`` as a SourceFile or a SkippedFile with its reason; files ``known``
-    vouches for are taken from it instead of being read."""
+    vouches for are taken from it instead of being read. ``outputs`` are the folders this build
+    writes to (the index, the site): inside ``root`` they are never read, so no build indexes
+    an earlier build's output."""
     root = Path(root)
     if not root.exists():
         raise RepositoryError(f"repository not found: {root}")
     if not root.is_dir():
         raise RepositoryError(f"repository is not a directory: {root}")
-    listed = _git_ls(root, "--cached", "--others", "--exclude-standard")
-    if listed is not None and not _ignored_by_enclosing_repo(root):
-        ignored = _git_ls(root, "--others", "--ignored", "--exclude-standard", "--directory") or []
-        return _scan_git(root, listed, ignored, max_file_bytes, max_depth, known)
-    return _scan_walk(root, max_file_bytes, max_depth, known)
+    skip = _output_folders(root, outputs)
+    tree = find_work_tree(root)
+    if tree is not None and not ignored_by_enclosing_tree(root, tree):
+        listing = git_ls_files(root, tree)
+        if listing is not None:
+            return _scan_git(root, *listing, max_file_bytes, max_depth, known, skip)
+    return _scan_walk(root, max_file_bytes, max_depth, known, skip)

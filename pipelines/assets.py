@@ -62,13 +62,16 @@ def source_files(
 ) -> Output[ScanResult]:
     t0 = time.perf_counter()
     progress.update("source_files", 0, 1)
+    indexing.check_output_folders(settings.repo, settings.out, settings.site)
     # a build starts here, so what killed builds left in the output folders goes first (under the
     # folder's lock: a concurrent build's staged files are not leftovers while it publishes)
     with output_lock(settings.out):
         removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
     for name in removed:
         context.log.info(f"removed {name}, left behind by an interrupted build")
-    result = indexing.scan(settings.repo, settings.max_file_bytes, settings.out)
+    result = indexing.scan(
+        settings.repo, settings.max_file_bytes, settings.out, outputs=(settings.out, settings.site)
+    )
     skips = result.skip_counts()
     if result.skipped:  # one log entry (a Dagster event each): not one per file
         context.log.info(
