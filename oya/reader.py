@@ -16,7 +16,9 @@ Theory of operation:
   name before reading. In every other file each secret value is replaced by a marker
   (``oya.redact``) right after decoding, so nothing downstream (hash, graph, chunks,
   index, pages) ever sees it; a file that is mostly secrets is skipped whole. A skip's
-  detail names the rule, never the secret.
+  detail names the rule, never the secret. A path holding a token (a file or folder named
+  ``ghp_...``) is a secret itself: that file is never read, and every skip under such a path
+  is recorded as ``secret`` under the path with the token masked (``oya.redact.redact_path``).
 * Reading. Each accepted file is read once: the raw bytes give the size and the sha256
   (of the redacted text when something was redacted), the strict UTF-8 decode (BOM
   stripped) gives the text, newlines are normalised to ``\\n``.
@@ -45,7 +47,7 @@ import pathspec
 from oya.errors import RepositoryError
 from oya.gitview import find_work_tree, git_ls_files, ignored_by_enclosing_tree
 from oya.models import ScanResult, SkippedFile, SourceFile
-from oya.redact import redact
+from oya.redact import redact, redact_path
 
 __all__ = ["scan_repository", "detect_language"]
 
@@ -266,6 +268,8 @@ class KnownFiles(Protocol):
 def _read_file(
     abs_path: str, rel: str, st: os.stat_result, max_file_bytes: int, known: KnownFiles | None
 ) -> SourceFile | SkippedFile:
+    if redact_path(rel).counts:  # the path is a secret: never read nor cached (_Collector.add masks it)
+        return SkippedFile(rel, "secret")
     if known is None:
         return _read_new(abs_path, rel, st.st_size, max_file_bytes)
     found = None if _checked_by_name_and_size(rel, st.st_size, max_file_bytes) else known.get(rel, st)
@@ -354,6 +358,8 @@ class _Collector:
         self.skipped: dict[str, SkippedFile] = {}
 
     def add(self, item: SourceFile | SkippedFile) -> None:
+        if (masked := redact_path(item.path)).counts:  # a token in the path: only its masked form is kept
+            item = SkippedFile(masked.text, "secret", f"path holds a secret ({', '.join(masked.counts)})")
         if item.path in self.files or item.path in self.skipped:
             return
         if isinstance(item, SourceFile):

@@ -15,12 +15,14 @@ TOKEN_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("github_token", r"gh[pousr]_[A-Za-z0-9]{36,}", True),
     ("github_token", r"github_pat_[A-Za-z0-9_]{22,}", True),
     ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}", True),
-    ("slack_token", r"xox[abposr]-[A-Za-z0-9-]{10,}", True),
+    ("slack_token", r"xox[abposre]-[A-Za-z0-9-]{10,}", True),
+    ("slack_token", r"xapp-[0-9]-[A-Za-z0-9]{6,}-[0-9]{6,}-[A-Za-z0-9]{16,}", True),  # app-level
     ("slack_webhook", r"hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}", False),
     ("stripe_key", r"sk_live_[A-Za-z0-9]{16,}", True),
     ("stripe_key", r"rk_live_[A-Za-z0-9]{16,}", True),
     ("stripe_key", r"sk_test_[A-Za-z0-9]{16,}", True),
     ("stripe_key", r"rk_test_[A-Za-z0-9]{16,}", True),
+    ("stripe_key", r"whsec_[A-Za-z0-9]{24,}", True),  # a webhook's signing secret
     ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{32,}", True),
     ("openai_key", r"sk-[A-Za-z0-9_-]{32,}", True),
     ("google_api_key", r"AIza[A-Za-z0-9_-]{35}", True),
@@ -41,13 +43,16 @@ URL_PLACEHOLDERS = frozenset(
 )
 
 # Lines holding one of these (lower case) are the only ones the assignment rules look at.
-KEYWORDS = ("passw", "pwd", "pass", "secret", "token", "key", "auth", "credential")
+KEYWORDS = ("passw", "pw", "pass", "secret", "token", "key", "auth", "credential", "dockerc")
 
 # A name is secret-looking when its last part ends with a strong word (DB_PASSWORD, apiToken),
 # is one of the exact names (pwd, pass, auth), or is "key"/"base"/... after a qualifier
 # (SECRET_KEY, api_key, secret_key_base); never when its last part names something else.
 STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 EXACT_NAMES = frozenset({"pwd", "pass", "auth", "pw"})
+# Whole names (lower case) whose value is a key or a credential file: the data keys of a
+# Kubernetes Secret of type tls, dockerconfigjson, dockercfg and ssh-auth (tls.crt is public).
+SECRET_DATA_KEYS = frozenset({"tls.key", ".dockerconfigjson", ".dockercfg", "ssh-privatekey"})
 KEY_QUALIFIERS = frozenset(
     {"secret", "private", "api", "access", "auth", "client", "signing", "encryption", "master", "account"}
     | {"service", "db", "database", "app", "license", "consumer", "subscription", "crypt"}

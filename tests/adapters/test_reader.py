@@ -547,3 +547,55 @@ def test_issue_11_forms_are_redacted(tmp_path: Path, name: str) -> None:
     assert isinstance(item, SourceFile) and item.redactions
     assert MARK not in item.text and "«redacted:" in item.text
     assert item.n_lines == ISSUE_11_FORMS[name].count("\n")
+
+
+# Issue 22: a file or folder named like a token. The path is the secret, so the file is never
+# read nor offered to the scan cache, and every skip under it keeps only the masked path.
+GH_TOKEN = "gh" + "p_" + MARK + "0123456789abcdefghijklmnopq"
+AWS_KEY = "AK" + "IA" + MARK + "Q"
+
+
+class _RecordingKnownFiles:
+    """A scan cache that knows nothing and records every path it is asked about."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def get(self, rel: str, st: os.stat_result) -> SourceFile | None:
+        self.asked.append(rel)
+        return None
+
+    def put(self, rel: str, st: os.stat_result, file: SourceFile) -> None:
+        self.asked.append(rel)
+
+
+@pytest.mark.parametrize("mode", ["walk", "git"])
+def test_a_path_holding_a_token_is_skipped_under_its_masked_path(tmp_path: Path, mode: str) -> None:
+    repo = _write(
+        tmp_path / "repo",
+        {
+            f"{GH_TOKEN}.txt": "harmless = 1\n",
+            f"backup_{AWS_KEY}.json": "{}\n",
+            f"keys/{GH_TOKEN}/mod.py": "x = 1\n",
+            f"{GH_TOKEN}.png": b"\x89PNG",
+            "ok.py": "x = 1\n",
+            ".gitignore": f"ignored-{AWS_KEY}.log\n",
+            f"ignored-{AWS_KEY}.log": "noise\n",
+        },
+    )
+    if mode == "git":
+        if shutil.which("git") is None:
+            pytest.skip("git is not installed")
+        _git(repo, "init", "-q")
+    known = _RecordingKnownFiles()
+    result = scan_repository(repo, known=known)
+    assert [f.path for f in result.files] == ["ok.py"]
+    gh, aws = "«redacted:github_token»", "«redacted:aws_access_key_id»"
+    assert {s.path: (s.reason, s.detail) for s in result.skipped if s.path != ".gitignore"} == {
+        f"{gh}.txt": ("secret", "path holds a secret (github_token)"),
+        f"{gh}.png": ("secret", "path holds a secret (github_token)"),
+        f"backup_{aws}.json": ("secret", "path holds a secret (aws_access_key_id)"),
+        f"ignored-{aws}.log": ("secret", "path holds a secret (aws_access_key_id)"),
+        f"keys/{gh}/mod.py": ("secret", "path holds a secret (github_token)"),
+    }
+    assert MARK not in repr(result) and not [p for p in known.asked if MARK in p]

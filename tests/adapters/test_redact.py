@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from secret_corpus import B64, CANARY, NEGATIVES, PK_BEGIN, PK_END, POSITIVES, TOKENS, WORD_CANARY
 
-from oya.redact import MARKER, credential_value, find_secrets, redact, secret_name
+from oya.redact import MARKER, credential_value, find_secrets, redact, redact_path, secret_name
 
 
 @pytest.mark.parametrize(("form", "language", "text", "rule"), POSITIVES, ids=[p[0] for p in POSITIVES])
@@ -84,6 +84,13 @@ def test_a_plain_comment_is_not_recognised() -> None:
         ("aws_access_key_id", False),
         ("key", False),
         ("author", False),
+        ("pw", True),
+        ("DB_PW", True),
+        ("tls.key", True),
+        (".dockerconfigjson", True),
+        ("tls.crt", False),
+        ("pwned", False),
+        ("THE_" * 30 + "PASSWORD", True),  # over 80 characters
     ],
 )
 def test_secret_names(name: str, expected: bool) -> None:
@@ -104,6 +111,22 @@ def test_secret_names(name: str, expected: bool) -> None:
         ("12345678", False),
         ("/etc/secret", False),
         ("«redacted:jwt»", False),
+        # a template is a placeholder; text around its references may still be a secret
+        ("${DB_PASSWORD}", False),
+        ("$DB_PASSWORD", False),
+        ("$dbPassword", False),
+        ("%(password)s", False),
+        ("{{password}}", False),
+        ("<password>", False),
+        ("${PREFIX}-secret-${ENV}", False),
+        ("{0}-{1:015d}", False),
+        ("${UNCLOSED", False),
+        ("Abc%d9xYz!", True),
+        ("pa{9}ss8Word", True),
+        ("<b>Tr0ub4dor&3", True),
+        ("$up3rS3cretPass", True),
+        ("pa$$w0rd99", True),
+        ("$2b$12$" + "KIXq8Zr0abcdefghijklmn", True),  # a bcrypt hash of a password
     ],
 )
 def test_credential_values(value: str, expected: bool) -> None:
@@ -132,3 +155,36 @@ def test_a_long_value_is_redacted_whole(language: str, template: str) -> None:
     value = ("Ab1+" * 2000) + CANARY  # 8k characters, canary at the very end
     red = redact(template.format(value), language)
     assert "OYACANARY" not in red.text and "Ab1+" not in red.text
+
+
+def test_a_tls_secret_keeps_its_certificate_and_loses_its_key() -> None:
+    text = f"kind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.crt: LS0tLS1CRUdJTg==\n  tls.key: {B64}\n"
+    red = redact(text, "yaml")
+    assert "tls.crt: LS0tLS1CRUdJTg==\n" in red.text and "tls.key: «redacted:secret_assignment»\n" in red.text
+
+
+def test_a_putty_key_loses_its_private_lines_only() -> None:
+    text = "PuTTY-User-Key-File-2: ssh-rsa\nPublic-Lines: 1\nAAAAB3Nza\nPrivate-Lines: 2\nAAAA\nBBBB\nPrivate-MAC: 0f\n"
+    red = redact(text, "text")
+    assert red.text == text.replace("AAAA\nBBBB", "«redacted:private_key»\n«redacted:private_key»")
+
+
+def test_a_secret_inside_an_unquoted_value_is_found_without_quadratic_cost() -> None:
+    # the search goes on inside an innocent name's unquoted value, but reads it once
+    text = "pw " + "a=" * 200_000 + f'password="{CANARY}"\n'
+    assert [f.rule for f in find_secrets(text, "python")] == ["secret_assignment"]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("gh" + "p_" + CANARY + "0123456789abcdefghijklmnopq.txt", "«redacted:github_token».txt"),
+        ("backup_" + "AK" + "IA" + "OYACANARY1234567.json", "backup_«redacted:aws_access_key_id».json"),
+        ("keys/" + "sk" + "-live-" + CANARY + "0123456789abcdefghij/x.py", "keys/«redacted:openai_key»/x.py"),
+        ("oya/redact.py", "oya/redact.py"),
+        ("docs/AKIA_rotation.md", "docs/AKIA_rotation.md"),
+    ],
+)
+def test_a_token_in_a_path_is_masked(path: str, expected: str) -> None:
+    assert redact_path(path).text == expected
+    assert bool(redact_path(path).counts) is (path != expected)

@@ -19,7 +19,7 @@ from secret_corpus import POSITIVES, TOKENS, WORD_CANARY
 
 from oya.site.assets import site_file
 from oya.site.build import render_wiki_pages, write_wiki_site
-from pipelines.build import run_build
+from pipelines.build import LOG_FILE, run_build
 
 CANARIES = ("oyacanary", "oya-canary", WORD_CANARY.lower(), "y2fuyxj5onmzy3izda")  # the last: base64
 
@@ -39,6 +39,16 @@ FILE_FOR = {
     "ruby": "config/app.rb",
     "makefile": "Makefile",
     "markdown": "docs/setup.md",
+    "csharp": "src/Client.cs",
+    "java": "src/Db.java",
+    "php": "web/db.php",
+    "text": "docs/keys.txt",
+}
+# files and a folder named like tokens (issue 22): skipped, and kept only under a masked path
+TOKEN_PATHS = {
+    f"{TOKENS[2][1]}.txt": "«redacted:github_token».txt",
+    f"deploy/{TOKENS[0][1]}.json": "deploy/«redacted:aws_access_key_id».json",
+    f"keys/{TOKENS[6][1]}/notes.md": "keys/«redacted:stripe_key»/notes.md",
 }
 
 
@@ -56,6 +66,10 @@ def _seed(root: Path) -> Path:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(parts), encoding="utf-8")
+    for rel in TOKEN_PATHS:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("def harmless():\n    return 1\n", encoding="utf-8")
     (root / "README.md").write_text("# Seeded\n\nA repository full of secrets.\n", encoding="utf-8")
     return root
 
@@ -89,7 +103,8 @@ def _leaks(path: Path) -> list[str]:
 
 def test_the_seeded_files_are_indexed_with_their_secrets_redacted(built: tuple[Path, dict, Path]) -> None:
     _, summary, _ = built
-    assert not [s for s in summary.skipped if s.reason == "secret"]
+    # only the files named like tokens are skipped, under their masked paths
+    assert {s.path for s in summary.skipped if s.reason == "secret"} == set(TOKEN_PATHS.values())
     redactions = summary.stats.source_files.redactions
     assert sum(redactions.values()) >= len(POSITIVES) + len(TOKENS)
     expected_rules = {rule for *_, rule in POSITIVES} | {rule for rule, _ in TOKENS}
@@ -101,6 +116,8 @@ def test_no_canary_in_any_index_file(built: tuple[Path, dict, Path]) -> None:
     out, _, _ = built
     files = [p for p in out.rglob("*") if p.is_file()]
     assert out / "index.duckdb" in files
+    log = (out / LOG_FILE).read_text(encoding="utf-8")  # the skips are logged: masked paths only
+    assert all(p in log for p in TOKEN_PATHS.values())
     assert {str(p): _leaks(p) for p in files if _leaks(p)} == {}
 
 
@@ -125,6 +142,10 @@ def test_no_canary_in_any_text_column_of_the_index(built: tuple[Path, dict, Path
             0,
         )
         assert marked == len(FILE_FOR) + 1
+        skipped = dict(con.execute("SELECT path, reason FROM skipped").fetchall())
+        assert {p: skipped.get(p) for p in TOKEN_PATHS.values()} == dict.fromkeys(
+            TOKEN_PATHS.values(), "secret"
+        )
     finally:
         con.close()
 
