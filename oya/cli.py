@@ -33,8 +33,8 @@ class OyaGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except OyaError as exc:
-            raise click.ClickException(str(exc)) from exc
+        except OyaError as exc:  # its message may name repository paths: made safe, on one line
+            raise click.ClickException(safe_text(str(exc), one_line=True)) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:
@@ -42,7 +42,10 @@ class OyaGroup(click.Group):
                 raise
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise click.ClickException(
-                f"unexpected {type(exc).__name__}: {first} (set OYA_DEBUG=1 for a traceback)"
+                safe_text(
+                    f"unexpected {type(exc).__name__}: {first} (set OYA_DEBUG=1 for a traceback)",
+                    one_line=True,
+                )
             ) from exc
 
 
@@ -93,35 +96,39 @@ def build(
 
 
 def print_build_summary(summary: BuildSummary) -> None:
-    t = Table(title=f"oya build — {escape(summary.repo)}", show_header=True, header_style="bold")
+    """The build's tables and paths; every text in them is made safe and kept on its line
+    (file names and details come from the repository: oya.terminal)."""
+    t = Table(
+        title=styled(f"oya build — {summary.repo}", one_line=True), show_header=True, header_style="bold"
+    )
     t.add_column("asset")
     t.add_column("result", justify="left")
     t.add_column("seconds", justify="right")
     for asset, result, seconds in summary.rows():
-        t.add_row(asset, escape(result), f"{seconds:.2f}")
+        t.add_row(asset, styled(result, one_line=True), f"{seconds:.2f}")
     t.add_row("[bold]total[/bold]", "", f"[bold]{summary.seconds:.2f}[/bold]")
     out_console.print(t)
     skipped = summary.skipped
     if skipped:
         s = Table(title=f"skipped files ({len(skipped)})", header_style="bold")
-        s.add_column("path")
+        s.add_column("path", overflow="fold")  # a long name shown whole, over lines of its cell
         s.add_column("reason")
         s.add_column("detail")
         for item in skipped[:200]:
-            s.add_row(escape(item.path), item.reason, escape(item.detail))
+            s.add_row(*(styled(text, one_line=True) for text in (item.path, item.reason, item.detail)))
         if len(skipped) > 200:
             s.add_row(f"... and {len(skipped) - 200} more", "", "")
         out_console.print(s)
     redactions = summary.stats.source_files.redactions
     if redactions:
         rules = ", ".join(f"{rule} {n}" for rule, n in redactions.items())
-        out_console.print(f"secrets redacted: {sum(redactions.values())} ({rules})")
+        out_console.print(styled(f"secrets redacted: {sum(redactions.values())} ({rules})", one_line=True))
     for check in summary.checks:
         mark = "[green]passed[/green]" if check.passed else "[red]FAILED[/red]"
-        out_console.print(f"check {check.name}: {mark}")
-    out_console.print(f"index: {escape(summary.index)}")
+        out_console.print(f"check {escape(check.name)}: {mark}")
+    out_console.print(styled(f"index: {summary.index}", one_line=True))
     if summary.site:
-        out_console.print(f"site: {escape(summary.site)}")
+        out_console.print(styled(f"site: {summary.site}", one_line=True))
 
 
 # -- search / ask --------------------------------------------------------------------------
@@ -192,7 +199,7 @@ def search(
             click.echo(json.dumps(rows, indent=2))
             return
         for r in rows:
-            click.echo(safe_text(f"{r['rank']:>3}. {r['path']}  ({r['score']:.4f})"))
+            click.echo(safe_text(f"{r['rank']:>3}. {r['path']}  ({r['score']:.4f})", one_line=True))
         if not rows:
             click.echo("no files matched")
         _print_quality(result)
@@ -208,7 +215,10 @@ def search(
                 (h["title"], "bold"),
                 f"  {h['path']}:{h['start_line']}-{h['end_line']}",
                 (f"  {h['score']:.4f} {'+'.join(h['channels'])}", "dim"),
-            )
+                one_line=True,
+            ),
+            # one result, one line, even piped: Rich would break a long one at a space of the name
+            soft_wrap=True,
         )
     if not hits:
         click.echo("no results")
@@ -216,7 +226,7 @@ def search(
 
 
 def _print_quality(result: Any) -> None:
-    err_console.print(styled((f"search quality: {result.quality.summary()}", "dim")))
+    err_console.print(styled((f"search quality: {result.quality.summary()}", "dim"), one_line=True))
 
 
 @main.command()
@@ -305,12 +315,14 @@ def _stream_answer(answerer: Any, question: str, result: Any) -> None:
     if not streamed or answer.method == "extractive":
         click.echo(safe_text(answer.text))
     if answer.note:
-        err_console.print(styled((f"note: {answer.note}", "yellow")))
+        err_console.print(styled((f"note: {answer.note}", "yellow"), one_line=True))
     _print_citations(answer)
     out_console.print()
     out_console.print(_confidence_line(result))
     out_console.print(
-        styled((f"answered by {answer.method}; search quality: {result.quality.summary()}", "dim"))
+        styled(
+            (f"answered by {answer.method}; search quality: {result.quality.summary()}", "dim"), one_line=True
+        )
     )
 
 
@@ -320,8 +332,11 @@ _LEVEL_STYLE = {"HIGH": "bold white on green", "MEDIUM": "bold black on yellow",
 def _confidence_line(result: Any) -> Any:
     """The banner: the level, its disclaimer and, below, the evidence gaps that kept it down."""
     c = result.confidence
-    gaps = "".join(f"\n  why not higher: {gap}" for gap in c.gaps)
-    return styled((f" {c.level} confidence ", _LEVEL_STYLE[c.level]), f" {c.disclaimer}", (gaps, "yellow"))
+    line = styled((f" {c.level} confidence ", _LEVEL_STYLE[c.level]), f" {c.disclaimer}", one_line=True)
+    for gap in c.gaps:  # each gap on its own line, and none can add another
+        line.append_text(styled(("\n  why not higher: ", "yellow")))
+        line.append_text(styled((gap, "yellow"), one_line=True))
+    return line
 
 
 def _print_citations(answer: Any) -> None:
@@ -329,7 +344,9 @@ def _print_citations(answer: Any) -> None:
     out_console.print(styled(("Citations:", "bold")))
     for item in answer.items:
         start, end = item.span
-        out_console.print(styled(f"  [{item.n}] {item.path}:{start}-{end}  {item.url}"))
+        out_console.print(
+            styled(f"  [{item.n}] {item.path}:{start}-{end}  {item.url}", one_line=True), soft_wrap=True
+        )
 
 
 def _print_items(answer: Any) -> None:
@@ -355,7 +372,7 @@ def _print_items(answer: Any) -> None:
             parts.append((f"  [{item.reason}]", "dim"))
         else:
             parts.append((f"  [{item.reason}]", "dim"))
-        out_console.print(styled(*parts))
+        out_console.print(styled(*parts, one_line=True), soft_wrap=True)
 
 
 def print_answer(result: Any, answer: Any) -> None:
@@ -367,7 +384,12 @@ def print_answer(result: Any, answer: Any) -> None:
     for s in result.context.snippets[:6]:
         cit = s.citation
         out_console.print(
-            styled((f"── {cit.path}:{cit.start_line}-{cit.end_line}", "bold cyan"), f" {cit.title}")
+            styled(
+                (f"── {cit.path}:{cit.start_line}-{cit.end_line}", "bold cyan"),
+                f" {cit.title}",
+                one_line=True,
+            ),
+            soft_wrap=True,
         )
         out_console.print(styled(s.text, ("\n…" if s.truncated else "", "dim")))
     if result.context.mermaid:
@@ -376,7 +398,7 @@ def print_answer(result: Any, answer: Any) -> None:
         out_console.print(styled("```mermaid\n" + result.context.mermaid + "\n```"))
     _print_citations(answer)
     out_console.print()
-    out_console.print(styled((f"search quality: {result.quality.summary()}", "dim")))
+    out_console.print(styled((f"search quality: {result.quality.summary()}", "dim"), one_line=True))
 
 
 @main.command()

@@ -15,18 +15,25 @@ of fixed one- or two-letter classes; neighbouring tokens of one class share a ta
 get none). Text is escaped for element content (``& < >``; quotes need no escaping outside
 attributes). Without Pygments, or for very large files, the text is shown plain. A line over
 ``LINE_MAX_CHARS`` (minified or generated text) is cut there, with a note saying how much is not
-shown. No token text ever reaches the HTML unescaped, and the line count is always exactly the
-file's (``stripnl`` is off).
+shown (a line of many hidden characters sooner: ``shown_chars``). No token text ever reaches the HTML unescaped, and the line count is always exactly the
+file's (``stripnl`` is off). In a file that holds characters that hide or reorder text (bidi
+controls, zero-width, tags: ``oya.core.hidden``), each run of them is a marked stand-in
+(``oya.site.hidden``), and a token tag holding one never spans lines (site.js copies only the text
+of a tag it splits per line).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
 from markupsafe import Markup
+
+from oya.core.hidden import count_hidden, has_hidden, hidden_positions
+from oya.site.hidden import HIDDEN_BYTES, mark_html
 
 HIGHLIGHT_MAX_BYTES = 400_000
 # Estimated bytes of code HTML on one page: with the page's other parts it stays under the 300 kB
@@ -59,13 +66,31 @@ def escape_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _estimate(line: str) -> int:
-    """HTML bytes of a highlighted line, estimated from its text: escapes plus token tags."""
-    line = line[:LINE_MAX_CHARS]
+def escape_marked(text: str) -> str:
+    """``escape_text``, with each run of hidden characters as a marked stand-in."""
+    return mark_html(escape_text(text))
+
+
+def shown_chars(line: str) -> int:
+    """How many characters of a line are shown: ``LINE_MAX_CHARS``, fewer where the stand-ins of
+    hidden characters (``HIDDEN_BYTES`` each) would make it weigh more than that many plain ones."""
+    extra = 0
+    for i in hidden_positions(line):
+        extra += HIDDEN_BYTES
+        if i + extra > LINE_MAX_CHARS:
+            return i
+    return min(len(line), LINE_MAX_CHARS)
+
+
+def _estimate(line: str, marked: bool = False) -> int:
+    """HTML bytes of a highlighted line, estimated from its text: escapes, token tags and, in a
+    file that holds hidden characters (``marked``), their stand-ins."""
+    line = line[: shown_chars(line)] if marked else line[:LINE_MAX_CHARS]
     escapes = 3 * (line.count("<") + line.count(">") + line.count("&")) + 4 * (
         line.count('"') + line.count("'")
     )
-    return len(line.encode("utf-8")) + escapes + len(line) // 3 + _LINE_OVERHEAD
+    marks = HIDDEN_BYTES * count_hidden(line) if marked else 0
+    return len(line.encode("utf-8")) + escapes + marks + len(line) // 3 + _LINE_OVERHEAD
 
 
 def split_parts(
@@ -81,8 +106,9 @@ def split_parts(
         lines.pop()
     starts = [1]
     used = 0
+    marked = has_hidden(text)
     for n, line in enumerate(lines, 1):
-        cost = _estimate(line) + extra.get(n, 0)
+        cost = _estimate(line, marked) + extra.get(n, 0)
         if used and used + cost > budget:
             starts.append(n)
             used = 0
@@ -159,7 +185,7 @@ def _wrap(css: str, html: str) -> str:
     return f"<{tag}>{html}</{tag}>" if tag else f"<i class={css}>{html}</i>"
 
 
-def _highlighted_lines(text: str, language: str) -> list[str] | None:
+def _highlighted_lines(text: str, language: str, escape: Callable[[str], str]) -> list[str] | None:
     """Per-line HTML fragments, or None when Pygments is missing or has no lexer."""
     runs = _runs(text, language)
     if runs is None:
@@ -174,7 +200,7 @@ def _highlighted_lines(text: str, language: str) -> list[str] | None:
             body = part.lstrip(" \t")
             lines[-1] += part[: len(part) - len(body)]
             if body:
-                lines[-1] += _wrap(css, escape_text(body))
+                lines[-1] += _wrap(css, escape(body))
     return lines
 
 
@@ -184,18 +210,19 @@ def code_lines(text: str, language: str) -> list[str]:
     raw = text.split("\n")
     if raw and raw[-1] == "":
         raw.pop()
+    # the stand-ins only where needed: a file without hidden characters is escaped as it always was
+    escape = escape_marked if has_hidden(text) else escape_text
     html_lines: list[str] | None = None
     if len(text) <= HIGHLIGHT_MAX_BYTES:
-        html_lines = _highlighted_lines(text, language)
+        html_lines = _highlighted_lines(text, language, escape)
     if html_lines is None or len(html_lines) < len(raw):
-        html_lines = [escape_text(line) for line in raw]
+        html_lines = [escape(line) for line in raw]
     html_lines = html_lines[: len(raw)]
     for n, line in enumerate(raw):
-        if len(line) > LINE_MAX_CHARS:
-            more = len(line) - LINE_MAX_CHARS
-            html_lines[n] = (
-                f"{escape_text(line[:LINE_MAX_CHARS])}<i class=cut> … {more:,} more characters not shown</i>"
-            )
+        shown = shown_chars(line) if len(line) > LINE_MAX_CHARS or escape is escape_marked else len(line)
+        if shown < len(line):
+            more = len(line) - shown
+            html_lines[n] = f"{escape(line[:shown])}<i class=cut> … {more:,} more characters not shown</i>"
     return html_lines
 
 
@@ -209,9 +236,18 @@ def wrap_lines(lines: list[str]) -> Markup:
     """Lines for ``<pre class="code">``, one per newline (site.js makes them list items).
 
     Starts with a newline: an HTML parser drops one right after ``<pre>``, and it must not be the
-    one that stands for an empty first line.
+    one that stands for an empty first line. A line holding a stand-in keeps its own tags: the
+    lines around it are joined apart from it.
     """
-    return Markup("\n" + _SPLIT_TOKEN.sub(r"\2", "\n".join(lines))) if lines else Markup("")
+    if not lines:
+        return Markup("")
+    groups: list[list[str]] = [[]]
+    for line in lines:
+        if "<span class=uni " in line:  # alone in its group: no tag is merged across it
+            groups += [[line], []]
+        else:
+            groups[-1].append(line)
+    return Markup("\n" + "\n".join(_SPLIT_TOKEN.sub(r"\2", "\n".join(g)) for g in groups if g))
 
 
 def render_code(text: str, language: str) -> Markup:

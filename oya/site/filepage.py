@@ -15,6 +15,8 @@ Theory of operation:
   called functions is split too). Every page of the file lists the parts; links the site makes to a line point at the part
   that holds it (``SiteData.line_url``), and site.js forwards a citation ``#L<n>`` that reaches the
   file page (the browser's citations only know the file) to the right part.
+* A file holding characters that hide or reorder text (``oya.core.hidden``) says so on each of
+  its pages (``hidden``: how many), above the source that shows them as stand-ins.
 * Source lines are not highlighted here: a page carries a ``CodeSlice`` and the build renders it
   only when the page has to be written (``oya.site.build``).
 """
@@ -214,6 +216,7 @@ def file_page(data: SiteData, f: FileEntry) -> Page:
         page.code = CodeSlice(text, f.language, 1, last_on_page)
     page.context = {
         "file": f,
+        "hidden": data.hidden_count(f.path),
         "part": None,
         "parts": _parts_nav(data, f, 0),
         "docstring": module.docstring if module else "",
@@ -251,6 +254,7 @@ def part_pages(data: SiteData, f: FileEntry) -> list[Page]:
         )
         page.context = {
             "file": f,
+            "hidden": data.hidden_count(f.path),
             "part": k + 1,
             "parts": _parts_nav(data, f, k),
             "symbols": _symbols(data, f, starts[k], ends[k]),

@@ -14,6 +14,8 @@ Theory of operation: the text comes from the indexed repository, so it is untrus
 * Each block remembers the source lines it came from, and the HTML carries an empty
   ``<span id="L<n>">`` for every source line at the start of its block, so the line anchors
   that citations point at (``files/README.md.html#L12``) exist on rendered documents too.
+* Characters that hide or reorder text (bidi controls, zero-width, tags) become marked stand-ins
+  in every escaped text fragment (``oya.site.hidden.mark_html``); never in a link's ``href``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
+
+from oya.site.hidden import mark_html
 
 Resolver = Callable[[str], str | None]
 
@@ -73,12 +77,12 @@ def _emphasis(text: str) -> str:
     """Escape ``text`` and add <strong>/<em>; the regexes only see escaped text."""
     out = str(escape(text))
     out = _STRONG.sub(lambda m: f"<strong>{m.group(2)}</strong>", out)
-    return _EM.sub(lambda m: f"<em>{m.group(1)}</em>", out)
+    return mark_html(_EM.sub(lambda m: f"<em>{m.group(1)}</em>", out))  # stand-ins touch no tag
 
 
 def _link(label: str, target: str, resolve: Resolver) -> str:
     url = resolve(target.strip())
-    text = _emphasis(label) if label.strip() else str(escape(target))
+    text = _emphasis(label) if label.strip() else mark_html(str(escape(target)))
     if url is None:
         return text
     external = url.startswith(("http://", "https://"))
@@ -94,7 +98,7 @@ def render_inline(text: str, resolve: Resolver = _no_links, *, rst: bool = False
     code = re.compile(r"``(.+?)``") if rst else _CODE_SPAN
     for m in code.finditer(text):
         pieces.append(_inline_links(text[pos : m.start()], resolve, rst))
-        pieces.append(f"<code>{escape(m.group(1) if rst else m.group(2).strip())}</code>")
+        pieces.append(f"<code>{mark_html(escape(m.group(1) if rst else m.group(2).strip()))}</code>")
         pos = m.end()
     pieces.append(_inline_links(text[pos:], resolve, rst))
     return Markup("".join(pieces))
@@ -109,7 +113,7 @@ def render_docstring(text: str) -> Markup:
         pieces.append(f"<code>{escape(m.group(2))}</code>")
         pos = m.end()
     pieces.append(str(escape(text[pos:])))
-    return Markup("".join(pieces))
+    return Markup(mark_html("".join(pieces)))  # stand-ins touch no tag
 
 
 def _inline_links(text: str, resolve: Resolver, rst: bool) -> str:
@@ -332,7 +336,7 @@ def render_blocks(
         elif b.kind == "p":
             out.append(f'<p class="md-block">{marks}{render_inline(b.lines[0], resolve, rst=rst)}</p>')
         elif b.kind == "code":
-            code = escape("\n".join(b.lines))
+            code = mark_html(escape("\n".join(b.lines)))
             out.append(f'<div class="md-block">{marks}<pre class="doc-code"><code>{code}</code></pre></div>')
         elif b.kind in ("ul", "ol"):
             items = "".join(

@@ -14,7 +14,8 @@ Theory of operation:
 * Data: a folder is ``[name, [folders], [files], segment?]``, a file is ``name`` or
   ``[name, segment]``. The segment is the folder's or page's site path segment, percent-quoted
   (``oya.core.sitepaths``), given only where it differs from the name (``name + ".html"`` for a
-  file), so the script never re-implements the path mapping.
+  file), so the script never re-implements the path mapping. A name holding characters that hide
+  or reorder text is shown with stand-ins (``oya.core.hidden.visible``), its segment then given.
 * Without JavaScript the side bar is one "Browse files" link to the root folder page (listing the
   top level there cost every page about 1 kB); every page keeps its breadcrumbs and folder pages
   list their own entries.
@@ -27,6 +28,7 @@ import json
 import posixpath
 from typing import Any
 
+from oya.core.hidden import visible
 from oya.core.sitepaths import dir_segment, file_segment, site_url
 from oya.site.pages import SiteData
 
@@ -35,15 +37,17 @@ NAV_DIR = "nav"
 
 def _file_entry(name: str) -> Any:
     seg = site_url(file_segment(name))
-    return name if seg == name + ".html" else [name, seg]
+    label = visible(name)
+    return label if seg == label + ".html" else [label, seg]
 
 
 def _dir_entry(data: SiteData, d: str) -> list[Any]:
     subdirs, files = data.children.get(d, ([], []))
     name = posixpath.basename(d)
-    entry: list[Any] = [name, [_dir_entry(data, s) for s in subdirs], [_file_entry(f.name) for f in files]]
+    label = visible(name)
+    entry: list[Any] = [label, [_dir_entry(data, s) for s in subdirs], [_file_entry(f.name) for f in files]]
     seg = site_url(dir_segment(name))
-    if seg != name:
+    if seg != label:
         entry.append(seg)
     return entry
 

@@ -15,7 +15,9 @@ Theory of operation:
   sub-path.
 * Text from the repository is only ever escaped: either by the template, or by
   ``markupsafe.escape`` in the few places that build HTML here (markup.py, codeview.py and
-  the navigation). Diagrams come from ``render_mermaid``, whose labels are sanitised.
+  the navigation). Diagrams come from ``render_mermaid``, whose labels are sanitised. Characters
+  that hide or reorder text are shown as stand-ins everywhere (``oya.site.hidden``), and a page's
+  size estimates count them.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ from urllib.parse import unquote, urlsplit
 
 from markupsafe import escape
 
+from oya.core.hidden import count_hidden
 from oya.core.records import Node
 from oya.core.results import page_url
 from oya.core.sitepaths import dir_page_path, dir_part_page_path, part_page_path, site_url
 from oya.site.architecture import module_map
 from oya.site.codeview import PAGE_CODE_BYTES, CodeSlice, split_parts
 from oya.site.entry_points import EntryPoint, find_entry_points
+from oya.site.hidden import HIDDEN_BYTES
 from oya.site.markup import parse_document, render_blocks
 from oya.store import Index
 
@@ -133,6 +137,7 @@ class SiteData:
         self._parts: dict[str, tuple[int, ...]] = {}
         self._urls: dict[tuple[str, int], str] = {}  # (path, part) -> its page's URL
         self._texts: dict[str, str] | None = None
+        self._hidden: dict[str, int] = {}
         self.entry_points: list[EntryPoint] = find_entry_points(self)
 
     def _ensure_dir(self, d: str) -> tuple[list[str], list[FileEntry]]:
@@ -147,16 +152,26 @@ class SiteData:
             self._texts = self.index.file_texts()
         return self._texts.get(path, "")
 
+    def hidden_count(self, path: str) -> int:
+        """How many characters that hide or reorder text the file holds (``oya.core.hidden``)."""
+        if path not in self._hidden:
+            self._hidden[path] = count_hidden(self.text(path))
+        return self._hidden[path]
+
+    def _shown_size(self, f: FileEntry) -> int:
+        """The file's size with its hidden characters' stand-ins (each is a few dozen bytes)."""
+        return f.size + HIDDEN_BYTES * self.hidden_count(f.path)
+
     def renders_as_document(self, f: FileEntry) -> bool:
         """Markdown and reST are shown rendered, unless too long for one page (then as source)."""
-        return f.language in DOC_LANGUAGES and f.size <= DOC_RENDER_MAX_BYTES
+        return f.language in DOC_LANGUAGES and self._shown_size(f) <= DOC_RENDER_MAX_BYTES
 
     def part_starts(self, path: str) -> tuple[int, ...]:
         """First line of each page a file's source is shown on: ``(1,)`` for all but long files."""
         if path not in self._parts:
             f = self.by_path.get(path)
             syms = self.symbols.get(path, [])
-            small = f is not None and f.size <= PAGE_CODE_BYTES // 4 and len(syms) <= 60
+            small = f is not None and self._shown_size(f) <= PAGE_CODE_BYTES // 4 and len(syms) <= 60
             if f is None or small or self.renders_as_document(f):
                 self._parts[path] = (1,)
             else:

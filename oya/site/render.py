@@ -37,9 +37,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from oya.errors import SiteError
-from oya.site.codeview import CodeSlice, escape_text
+from oya.site.codeview import CodeSlice, escape_marked
 from oya.site.csp import CSP
 from oya.site.filepage import file_page, part_pages
+from oya.site.hidden import finalize
 from oya.site.markup import render_docstring
 from oya.site.nav import NAV_DIR, tree_script
 from oya.site.package_data import TEMPLATE_DIR
@@ -82,11 +83,12 @@ def template_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=finalize,  # every printed string: hidden characters as visible stand-ins
     )
     env.filters["docstring"] = render_docstring
     env.filters["rel"] = relative_url
     # element content needs only & < > escaped: not quotes, which autoescaping spells &#34; / &#39;
-    env.filters["text"] = lambda text: Markup(escape_text(text))
+    env.filters["text"] = lambda text: Markup(escape_marked(text))
     return env
 
 
@@ -144,7 +146,7 @@ def renderer_digest() -> str:
     site_code = Path(__file__).resolve().parent
     core = site_code.parent / "core"
     code = [p for p in sorted(site_code.glob("*.py")) if p.stem not in _NOT_PAGE_CODE]
-    sources = [*sorted(TEMPLATE_DIR.glob("*.html")), *code, core / "sitepaths.py"]
+    sources = [*sorted(TEMPLATE_DIR.glob("*.html")), *code, core / "sitepaths.py", core / "hidden.py"]
     for src in sources:
         h.update(src.name.encode() + b"\0" + src.read_bytes() + b"\0")
     for dist in ("jinja2", "markupsafe", "pygments"):

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from oya.core.answer import first_sentence
 from oya.core.diagram import sanitize_label
+from oya.core.hidden import visible
 from oya.core.query import (
     MAX_NAME_CHARS,
     MAX_NAMES,
@@ -53,6 +54,8 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "truncate_to_tokens": lambda s: truncate_to_tokens(s, 10**9),
     "first_sentence": first_sentence,
     "sanitize_label": sanitize_label,
+    "visible": visible,
+    "visible (all hidden)": lambda s: visible("\u200b" * len(s)),  # every character a stand-in
 }
 
 # Single tokens that made the old expressions retry from every character, and what each kind of

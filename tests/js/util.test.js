@@ -1,7 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { absoluteBase, codeSpans, entryId, formatMs, markTimes, MAX_QUESTION_CHARS, questionTooLong } from "../../site_template/static/ask/util.js";
+import {
+  absoluteBase,
+  codePoints,
+  codeSpans,
+  entryId,
+  formatMs,
+  hiddenRuns,
+  markTimes,
+  MAX_QUESTION_CHARS,
+  questionTooLong,
+  visibleText,
+} from "../../site_template/static/ask/util.js";
 
 test("formatMs: milliseconds below a second, seconds with one decimal above", () => {
   assert.equal(formatMs(0), "0 ms");
@@ -67,4 +78,31 @@ test("absoluteBase: a folder URL ending in a slash", () => {
   assert.equal(absoluteBase("site", "http://h/a/b.html"), "http://h/a/site/");
   assert.equal(absoluteBase("../", "http://h/a/b/c.html"), "http://h/a/");
   assert.equal(absoluteBase("http://x/y/", undefined), "http://x/y/");
+});
+
+test("hiddenRuns: bidi, zero-width and tag characters in runs of their own; the text comes back whole", () => {
+  const text = "is\u200badmin \u202e\u2066x\u{e0041}";
+  const runs = hiddenRuns(text);
+  assert.deepEqual(runs, [
+    { hidden: false, text: "is" },
+    { hidden: true, text: "\u200b" },
+    { hidden: false, text: "admin " },
+    { hidden: true, text: "\u202e\u2066" },
+    { hidden: false, text: "x" },
+    { hidden: true, text: "\u{e0041}" },
+  ]);
+  assert.equal(runs.map((r) => r.text).join(""), text);
+  assert.deepEqual(hiddenRuns(""), []);
+  assert.deepEqual(hiddenRuns("plain"), [{ hidden: false, text: "plain" }]);
+});
+
+test("hiddenRuns: a joiner between visible non-ASCII characters stays; beside ASCII or an edge it is shown", () => {
+  for (const ordinary of ["👩\u200d💻", "می\u200cخواهم", "⚠\ufe0f"]) assert.deepEqual(hiddenRuns(ordinary), [{ hidden: false, text: ordinary }]);
+  assert.equal(visibleText("a\u200db \u200d"), "a[U+200D]b [U+200D]");
+});
+
+test("visibleText and codePoints: a stand-in per run, four code points then how many more", () => {
+  assert.equal(visibleText("a\u202eb"), "a[U+202E]b");
+  assert.equal(codePoints("\u{e0068}\u{e0069}\u{e0020}\u{e0074}\u{e0065}\u{e0073}"), "U+E0068 U+E0069 U+E0020 U+E0074 +2");
+  assert.equal(visibleText(42), "42");
 });

@@ -58,3 +58,46 @@ export function absoluteBase(baseUrl, here = globalThis.location ? globalThis.lo
   const href = new URL(baseUrl, here).href;
   return href.endsWith("/") ? href : href + "/";
 }
+
+// Characters that hide or reorder text (Trojan Source), shown as stand-ins "[U+202E]": the rule of
+// oya.core.hidden, whose two lists these are (tests/site/test_hidden_marks.py holds them equal and
+// runs both on the same strings). A joiner between two visible non-ASCII characters (emoji, Persian) stays.
+export const HIDDEN_RANGES = [
+  [0x00ad, 0x00ad], [0x034f, 0x034f], [0x061c, 0x061c], [0x115f, 0x1160], [0x17b4, 0x17b5],
+  [0x180b, 0x180f], [0x200b, 0x200b], [0x200e, 0x200f], [0x2028, 0x2029], [0x202a, 0x202e],
+  [0x2060, 0x206f], [0x3164, 0x3164], [0xfe00, 0xfe0d], [0xfeff, 0xfeff], [0xffa0, 0xffa0],
+  [0xfff9, 0xfffb], [0x1bca0, 0x1bca3], [0x1d173, 0x1d17a], [0xe0000, 0xe007f], [0xe0100, 0xe01ef],
+];
+export const JOINERS = [0x200c, 0x200d];
+const RUN_SHOWN = 4;
+const hex = (cp) => `\\u{${cp.toString(16)}}`;
+const CANDIDATE = new RegExp(`[${HIDDEN_RANGES.map(([lo, hi]) => `${hex(lo)}-${hex(hi)}`).join("")}${JOINERS.map(hex).join("")}]`, "u");
+
+// Text as runs [{hidden, text}] (by code point, so a tag character is one); joined they give the text back.
+export function hiddenRuns(text) {
+  text = String(text);
+  if (!CANDIDATE.test(text)) return text ? [{ hidden: false, text }] : [];
+  const cps = Array.from(text);
+  const ordinary = (ch) => ch !== undefined && ch.codePointAt(0) >= 0x80 && !CANDIDATE.test(ch);
+  const runs = [];
+  cps.forEach((ch, i) => {
+    const joined = JOINERS.includes(ch.codePointAt(0)) && ordinary(cps[i - 1]) && ordinary(cps[i + 1]);
+    const hidden = CANDIDATE.test(ch) && !joined;
+    const last = runs[runs.length - 1];
+    if (last && last.hidden === hidden) last.chars.push(ch);
+    else runs.push({ hidden, chars: [ch] });
+  });
+  return runs.map((r) => ({ hidden: r.hidden, text: r.chars.join("") }));
+}
+
+// "U+202E", or for a run "U+200B U+200B", at most four then "+N".
+export function codePoints(run) {
+  const cps = Array.from(run);
+  const shown = cps.slice(0, RUN_SHOWN).map((ch) => "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0"));
+  return shown.join(" ") + (cps.length > RUN_SHOWN ? ` +${cps.length - RUN_SHOWN}` : "");
+}
+
+// Text with each run of hidden characters replaced by its stand-in (for attributes and plain text).
+export function visibleText(text) {
+  return hiddenRuns(text).map((r) => (r.hidden ? `[${codePoints(r.text)}]` : r.text)).join("");
+}
