@@ -10,6 +10,11 @@ Theory of operation:
 * Pruning. Built-in ignores (``.git``, ``node_modules``, ``.venv``, ``build``, lock files,
   minified bundles ...), gitignored directories and directories deeper than ``max_depth``
   are reported once, as the directory, and never descended into.
+* Paths. A path longer than ``MAX_PATH_BYTES`` (UTF-8) is skipped as ``too-long-path``, a
+  folder once, as the folder: every page of the wiki lives at ``<site>/files/<path>.html`` (or
+  ``dirs/``, ``parts/``), and the system limits a whole path to 4,095 bytes, so a path Git
+  accepts near that limit could never be written as a page (the site build would stop on it).
+  The limit leaves about 3,000 bytes for where the site itself lives.
 * Safety. Symlinks are never followed (so loops and escapes cannot happen); only regular
   files are opened; the size is checked from ``stat`` before any byte is read, so a huge
   file costs one system call. Secret-looking files (.env, keys, credentials) are skipped by
@@ -24,7 +29,7 @@ Theory of operation:
   path appears at most once.
 
 The first rule that applies decides a file's reason, in this order: ignored, symlink,
-too-deep (directories), secret (name), binary (extension), too-large, unreadable,
+too-deep (directories), too-long-path, secret (name), binary (extension), too-large, unreadable,
 binary (NUL byte), not-utf8, empty, unsupported, secret (mostly secrets).
 """
 
@@ -48,6 +53,7 @@ from oya.redact import redact
 __all__ = ["scan_repository", "detect_language"]
 
 _NUL_WINDOW = 8192
+MAX_PATH_BYTES = 1024  # a repository-relative path, UTF-8 (see "Paths" above)
 
 # --- built-in ignores -------------------------------------------------------------------
 
@@ -380,6 +386,14 @@ def _ignored_by_enclosing_repo(root: Path) -> bool:
     return proc.returncode == 0
 
 
+def _too_long(rel: str) -> str | None:
+    """The skip detail when ``rel`` is longer than ``MAX_PATH_BYTES``, else None."""
+    size = len(rel.encode("utf-8", "surrogateescape"))
+    if size <= MAX_PATH_BYTES:
+        return None
+    return f"the path is {size:,} bytes, over the {MAX_PATH_BYTES:,}-byte limit"
+
+
 def _pruned_dir(parts: list[str], max_depth: int) -> tuple[str, str, str] | None:
     """The first directory on a path that the walk would not enter: (path, reason, detail)."""
     for i, part in enumerate(parts[:-1]):
@@ -387,6 +401,9 @@ def _pruned_dir(parts: list[str], max_depth: int) -> tuple[str, str, str] | None
             return "/".join(parts[: i + 1]), "ignored", f"built-in ignore {part}"
         if i + 1 > max_depth:
             return "/".join(parts[: i + 1]), "too-deep", f"deeper than {max_depth} directories"
+        long = _too_long("/".join(parts[: i + 1]))
+        if long is not None:
+            return "/".join(parts[: i + 1]), "too-long-path", long
     return None
 
 
@@ -425,6 +442,10 @@ def _scan_git(
             continue
         if _builtin_ignore(parts[-1], is_dir=False):
             out.skip(rel, "ignored", f"built-in ignore {parts[-1]}")
+            continue
+        long = _too_long(rel)
+        if long is not None:
+            out.skip(rel, "too-long-path", long)
             continue
         abs_path = os.path.join(root_str, *parts)
         try:
@@ -494,6 +515,7 @@ def _scan_walk(root: Path, max_file_bytes: int, max_depth: int, known: KnownFile
         for entry in entries:
             rel = prefix + entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
+            long = _too_long(rel)
             if _builtin_ignore(entry.name, is_dir):
                 out.skip(rel, "ignored", f"built-in ignore {entry.name}")
             elif specs and _gitignored(specs, rel, is_dir):
@@ -503,10 +525,14 @@ def _scan_walk(root: Path, max_file_bytes: int, max_depth: int, known: KnownFile
             elif is_dir:
                 if depth + 1 > max_depth:
                     out.skip(rel, "too-deep", f"deeper than {max_depth} directories")
+                elif long is not None:
+                    out.skip(rel, "too-long-path", long)
                 else:
                     stack.append((entry.path, rel + "/", depth + 1, specs))
             elif not entry.is_file(follow_symlinks=False):
                 out.skip(rel, "unreadable", "not a regular file")
+            elif long is not None:
+                out.skip(rel, "too-long-path", long)
             elif _safe_rel(rel) is None:
                 out.skip(rel, "not-utf8")
             else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import time
 import uuid
@@ -46,6 +47,9 @@ from oya.store import Index
 STATIC_DIR = TEMPLATE_DIR / "static"
 BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.model_export)
 MANIFEST_VERSION = 1
+PATH_MAX_BYTES = 4095  # Linux's PATH_MAX less its NUL; macOS allows less (1,023), so this errs long
+# what the longest page path gains on the way: ".br" (oya.site.assets) and a temporary sibling name
+_PATH_SLACK = 64
 
 
 def _tree_bytes(path: Path) -> int:
@@ -95,6 +99,21 @@ def _write_pages(tmp: Path, pages: WikiPages) -> int:
     keys = {"version": KEYS_VERSION, "tree": pages.tree, "pages": dict(sorted(pages.keys.items()))}
     (tmp / PAGE_KEYS_FILE).write_text(json.dumps(keys, indent=0) + "\n", encoding="utf-8")
     return total
+
+
+def _check_path_room(site_dir: Path, pages: WikiPages) -> None:
+    """Refuse, in one line, a site folder so deep that its longest page could not be written.
+
+    The reader keeps repository paths under ``oya.reader.MAX_PATH_BYTES``; this catches the rest:
+    a ``--out`` nested thousands of bytes deep, which would otherwise stop the build half-way on
+    a system error naming a 4,000-byte path."""
+    longest = max((*pages.pages, *pages.assets, *pages.reused), key=lambda r: len(r.encode()), default="")
+    need = len(os.fsencode(site_dir)) + 1 + len(longest.encode()) + _PATH_SLACK
+    if need > PATH_MAX_BYTES:
+        raise SiteError(
+            f"the site folder is too deep for this repository's pages: the longest needs a path of "
+            f"about {need:,} bytes, over the system's {PATH_MAX_BYTES:,}; choose a shorter --out"
+        )
 
 
 def _write_into(
@@ -189,6 +208,7 @@ def write_wiki_site(
         raise SiteError(f"{site_dir} exists and is not a folder")
     if site_dir.exists() and any(site_dir.iterdir()) and not (site_dir / "manifest.json").is_file():
         raise SiteError(f"{site_dir} is a non-empty folder that is not an Oya site; choose another --out")
+    _check_path_room(site_dir, pages)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex[:12]
     tmp = site_dir.parent / f".{site_dir.name}.new-{token}"
