@@ -138,33 +138,49 @@ def _open(index_dir: Path | None) -> Any:
     return Searcher.open(index_dir or Path(DEFAULT_INDEX))
 
 
-def _check_query(query: str) -> str:
-    from oya.core.query import MAX_QUESTION_CHARS, question_too_long
-
-    if not query or not query.strip():
-        raise QueryError("the query is empty: give a question, a symbol name or a bug report")
-    if len(query.strip()) > MAX_QUESTION_CHARS:
-        raise QueryError(question_too_long(len(query.strip())))
-    return query
+# stdin is read to its end (to say how long the question was) but never past this: an endless pipe stops
+MAX_STDIN_CHARS = 10_000_000
+_STDIN_PIECE = 1 << 16
 
 
 def _read_query(query: str) -> str:
-    """``-`` reads the query from standard input (for pasted bug reports), never more than needed."""
-    from oya.core.query import MAX_QUESTION_CHARS, question_too_long
+    """The question: QUERY, or standard input for ``-`` (pasted bug reports), blanks around it
+    stripped. Past ``MAX_QUESTION_CHARS`` both keep the first that many characters and say so on
+    stderr, in one line."""
+    from oya.core.query import MAX_QUESTION_CHARS, question_cut
 
-    if query != "-":
-        return _check_query(query)
-    # a bounded read (leading blanks skipped): an endless pipe is refused, never held in memory
-    text, seen = "", 0
-    while len(text) <= MAX_QUESTION_CHARS and seen <= 4 * MAX_QUESTION_CHARS:
-        piece = sys.stdin.read(MAX_QUESTION_CHARS + 1 - len(text))
-        if not piece:
-            break
-        seen += len(piece)
-        text = (text + piece).lstrip()
-    if len(text.rstrip()) > MAX_QUESTION_CHARS:
-        raise QueryError(question_too_long(len(text), more=True))
-    return _check_query(text)
+    if query == "-":
+        text, length = _read_stdin(sys.stdin, MAX_QUESTION_CHARS, MAX_STDIN_CHARS)
+    else:
+        text = query.strip()
+        length = len(text)
+    if not text:
+        raise QueryError("the query is empty: give a question, a symbol name or a bug report")
+    if length > MAX_QUESTION_CHARS:
+        endless = length > MAX_STDIN_CHARS
+        note = question_cut(MAX_STDIN_CHARS if endless else length, more=endless)
+        click.echo(f"note: {note}", err=True)  # not through rich: it would wrap the line at 80 columns
+    return text[:MAX_QUESTION_CHARS].rstrip()
+
+
+def _read_stdin(stream: Any, keep: int, most: int) -> tuple[str, int]:
+    """The first ``keep`` characters of ``stream``'s text with its leading blanks dropped, and that
+    text's length without its trailing blanks: counted piece by piece, never held past ``keep``
+    plus one piece, and not read past ``most`` (then the length is over ``most``: "more than")."""
+    head, length, blanks, read = "", 0, 0, 0  # blanks: the trailing run not yet known to be trailing
+    while read <= most and (piece := stream.read(_STDIN_PIECE)):
+        read += len(piece)
+        if not head and not length:
+            piece = piece.lstrip()
+        if len(head) < keep:
+            head += piece[: keep - len(head)]
+        body = piece.rstrip()
+        if body:
+            length += blanks + len(body)
+            blanks = len(piece) - len(body)
+        else:
+            blanks += len(piece)
+    return head, max(length, most + 1) if read > most else length
 
 
 @main.command()

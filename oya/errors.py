@@ -42,3 +42,7 @@ class ParseError(OyaError):
 
 class OutputBusyError(OyaError):
     """Another build is writing the same output folder (its lock is held)."""
+
+
+class OutputNotOursError(OyaError):
+    """A build would replace or delete a file or folder Oya cannot prove it wrote (oya.ownership)."""

@@ -6,7 +6,6 @@ The same functions serve ``oya build`` (through the asset job) and the tests.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from pathlib import Path
 from oya.chunking import chunk_file
 from oya.core.records import Chunk, Edge, Node
 from oya.embed import Embedder, embed_chunks
-from oya.errors import ParseError, RepositoryError
+from oya.errors import ParseError
 from oya.gitview import head_commit
 from oya.graph_build import build_graph, graph_stats
 from oya.models import ParsedFile, ScanResult, SourceFile
@@ -52,19 +51,6 @@ class EmbeddingData:
     dim: int
     embedded: int
     cached: int
-
-
-def check_output_folders(repo: Path, *outputs: Path) -> None:
-    """Refuse output folders that are the repository itself or hold it: the build writes and
-    replaces files there, and what it writes must never become its own input."""
-    top = os.path.realpath(repo)
-    for folder in outputs:
-        real = os.path.realpath(folder)
-        if real == top or top.startswith(real.rstrip(os.sep) + os.sep):
-            raise RepositoryError(
-                f"output folder {folder} is the repository or holds it: choose a folder inside "
-                f"the repository (such as {Path(repo) / '.oya'}) or outside it"
-            )
 
 
 def scan(

@@ -20,6 +20,7 @@ SKIP_REASONS = (
     "empty",  # zero bytes or only whitespace
     "symlink",  # a symlink (never followed: loops and escapes are impossible)
     "too-deep",  # nested deeper than the depth limit
+    "too-long-path",  # a path too long to become a wiki page (oya.reader.MAX_PATH_BYTES)
     "unreadable",  # an OS error while reading
     "unsupported",  # a language Oya does not index
 )

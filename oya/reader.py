@@ -10,6 +10,11 @@ Theory of operation:
 * Pruning. Built-in ignores (``.git``, ``node_modules``, ``.venv``, ``build``, lock files,
   minified bundles ...), gitignored directories and directories deeper than ``max_depth``
   are reported once, as the directory, and never descended into.
+* Paths. A path longer than ``MAX_PATH_BYTES`` (UTF-8) is skipped as ``too-long-path``, a
+  folder once, as the folder: every page of the wiki lives at ``<site>/files/<path>.html`` (or
+  ``dirs/``, ``parts/``), and the system limits a whole path to 4,095 bytes, so a path Git
+  accepts near that limit could never be written as a page (the site build would stop on it).
+  The limit leaves about 3,000 bytes for where the site itself lives.
 * Safety. Symlinks are never followed (so loops and escapes cannot happen); only regular
   files are opened; the size is checked from ``stat`` before any byte is read, so a huge
   file costs one system call. Secret-looking files (.env, keys, credentials) are skipped by
@@ -26,7 +31,7 @@ Theory of operation:
   path appears at most once.
 
 The first rule that applies decides a file's reason, in this order: ignored, symlink,
-too-deep (directories), secret (name), binary (extension), too-large, unreadable,
+too-deep (directories), too-long-path, secret (name), binary (extension), too-large, unreadable,
 binary (NUL byte), not-utf8, empty, unsupported, secret (mostly secrets).
 """
 
@@ -53,6 +58,11 @@ __all__ = ["scan_repository", "detect_language"]
 
 _NUL_WINDOW = 8192
 _OUTPUT_DETAIL = "Oya's own output folder"
+# the markers Oya writes into its output and site folders (oya.ownership): a folder holding one is
+# an earlier build's output, never input
+OUTPUT_MARKER = ".oya-output"
+SITE_MARKER = ".oya-site"
+MAX_PATH_BYTES = 1024  # a repository-relative path, UTF-8 (see "Paths" above)
 
 # --- built-in ignores -------------------------------------------------------------------
 
@@ -384,15 +394,26 @@ class _Collector:
 # --- git mode ---------------------------------------------------------------------------
 
 
-def _pruned_dir(parts: list[str], max_depth: int, outputs: frozenset[str]) -> tuple[str, str, str] | None:
+def _too_long(rel: str) -> str | None:
+    """The skip detail when ``rel`` is longer than ``MAX_PATH_BYTES``, else None."""
+    size = len(rel.encode("utf-8", "surrogateescape"))
+    if size <= MAX_PATH_BYTES:
+        return None
+    return f"the path is {size:,} bytes, over the {MAX_PATH_BYTES:,}-byte limit"
+
+
+def _pruned_dir(parts: list[str], max_depth: int, outputs: _Outputs) -> tuple[str, str, str] | None:
     """The first directory on a path that the walk would not enter: (path, reason, detail)."""
     for i, part in enumerate(parts[:-1]):
-        if outputs and "/".join(parts[: i + 1]) in outputs:
+        if outputs.holds("/".join(parts[: i + 1])):
             return "/".join(parts[: i + 1]), "ignored", _OUTPUT_DETAIL
         if _builtin_ignore(part, is_dir=True):
             return "/".join(parts[: i + 1]), "ignored", f"built-in ignore {part}"
         if i + 1 > max_depth:
             return "/".join(parts[: i + 1]), "too-deep", f"deeper than {max_depth} directories"
+        long = _too_long("/".join(parts[: i + 1]))
+        if long is not None:
+            return "/".join(parts[: i + 1]), "too-long-path", long
     return None
 
 
@@ -427,7 +448,7 @@ def _scan_git(
     max_file_bytes: int,
     max_depth: int,
     known: KnownFiles | None,
-    outputs: frozenset[str],
+    outputs: _Outputs,
 ) -> ScanResult:
     out = _Collector()
     ignored_dirs: set[str] = set()
@@ -460,6 +481,10 @@ def _scan_git(
             continue
         if _builtin_ignore(parts[-1], is_dir=False):
             out.skip(rel, "ignored", f"built-in ignore {parts[-1]}")
+            continue
+        long = _too_long(rel)
+        if long is not None:
+            out.skip(rel, "too-long-path", long)
             continue
         linked = folders.first_link(parts[:-1])
         if linked is not None:  # git's index names a file, but a folder on its way is now a link
@@ -551,7 +576,7 @@ def _load_gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
 
 
 def _scan_walk(
-    root: Path, max_file_bytes: int, max_depth: int, known: KnownFiles | None, outputs: frozenset[str]
+    root: Path, max_file_bytes: int, max_depth: int, known: KnownFiles | None, outputs: _Outputs
 ) -> ScanResult:
     out = _Collector()
     stack: list[tuple[str, str, int, _Specs]] = [(os.fspath(root), "", 0, ())]
@@ -573,7 +598,8 @@ def _scan_walk(
         for entry in entries:
             rel = prefix + entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if is_dir and rel in outputs:
+            long = _too_long(rel)
+            if is_dir and outputs.holds(rel):
                 out.skip(rel, "ignored", _OUTPUT_DETAIL)
             elif _builtin_ignore(entry.name, is_dir):
                 out.skip(rel, "ignored", f"built-in ignore {entry.name}")
@@ -584,10 +610,14 @@ def _scan_walk(
             elif is_dir:
                 if depth + 1 > max_depth:
                     out.skip(rel, "too-deep", f"deeper than {max_depth} directories")
+                elif long is not None:
+                    out.skip(rel, "too-long-path", long)
                 else:
                     stack.append((entry.path, rel + "/", depth + 1, specs))
             elif not entry.is_file(follow_symlinks=False):
                 out.skip(rel, "unreadable", "not a regular file")
+            elif long is not None:
+                out.skip(rel, "too-long-path", long)
             elif _safe_rel(rel) is None:
                 out.skip(rel, "not-utf8")
             else:
@@ -603,15 +633,33 @@ def _scan_walk(
 # --- entry point ------------------------------------------------------------------------
 
 
-def _output_folders(root: Path, outputs: Iterable[Path]) -> frozenset[str]:
-    """The repository-relative paths of the output folders that lie inside ``root``."""
-    top = os.path.realpath(root)
-    found = set()
-    for folder in outputs:
-        rel = os.path.relpath(os.path.realpath(folder), top)
-        if rel != "." and not rel.startswith(".." + os.sep) and rel != "..":
-            found.add(rel.replace(os.sep, "/"))
-    return frozenset(found)
+class _Outputs:
+    """Oya's output folders inside the repository: the ones this build writes to, and any folder
+    an earlier build marked as its output or site (``OUTPUT_MARKER``, ``SITE_MARKER``), whatever
+    ``--out`` it had. Each folder is looked at once."""
+
+    def __init__(self, root: Path, explicit: Iterable[Path]) -> None:
+        self.root = os.path.realpath(root)
+        self.known: dict[str, bool] = {}
+        for folder in explicit:
+            rel = os.path.relpath(os.path.realpath(folder), self.root)
+            if rel != "." and rel != ".." and not rel.startswith(".." + os.sep):
+                self.known[rel.replace(os.sep, "/")] = True
+
+    def holds(self, rel: str) -> bool:
+        found = self.known.get(rel)
+        if found is None:
+            folder = os.path.join(self.root, *rel.split("/"))
+            found = any(_is_regular(os.path.join(folder, m)) for m in (OUTPUT_MARKER, SITE_MARKER))
+            self.known[rel] = found
+        return found
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def scan_repository(
@@ -631,7 +679,7 @@ def scan_repository(
         raise RepositoryError(f"repository not found: {root}")
     if not root.is_dir():
         raise RepositoryError(f"repository is not a directory: {root}")
-    skip = _output_folders(root, outputs)
+    skip = _Outputs(root, outputs)
     tree = find_work_tree(root)
     if tree is not None and not ignored_by_enclosing_tree(root, tree):
         listing = git_ls_files(root, tree)

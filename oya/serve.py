@@ -15,6 +15,11 @@ can make the reader's browser send requests to 127.0.0.1. So:
   context group, no use from other origins) and HTML pages the Content-Security-Policy their
   <meta> tag holds, plus ``frame-ancestors 'none'``, which a <meta> tag cannot express.
 * Folders are never listed: a folder without index.html is 404.
+* A request path that can name no file is refused before it reaches the file system
+  (``request_path_problem``): 400 for a NUL, an invalid percent-escape or UTF-8 sequence, a raw
+  backslash or control character, or a ``..`` segment (after decoding); 414 past the system's
+  path length. The standard handler would raise on some of them (``open`` refuses a NUL) and
+  print a traceback per request; any error left is one line on stderr (``SiteServer``).
 
 Theory of operation (speed): the site build writes ``<file>.br`` and ``<file>.gz`` beside its
 compressible files and gives its large assets content-hashed names listed in ``manifest.json``
@@ -30,12 +35,14 @@ import email.utils
 import ipaddress
 import json
 import os
+import re
 import socket
 import sys
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import unquote_to_bytes
 
 from oya.errors import SiteError
 from oya.site.csp import CSP
@@ -52,6 +59,9 @@ _WILDCARD = ("", "0.0.0.0", "::")
 PRECOMPRESSED = (("br", ".br"), ("gzip", ".gz"))  # preferred first
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
+MAX_PATH_BYTES = 4095  # a decoded request path longer than the system allows names no file
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_RAW_OK = re.compile(r"[!-~]*")  # what a browser sends: visible ASCII, everything else escaped
 
 
 def host_allowed(host_header: str | None, bound: tuple[Any, ...]) -> bool:
@@ -79,6 +89,31 @@ def _split_host(value: str) -> tuple[str, int | None]:
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     return host, int(port) if port.isdigit() else None
+
+
+def request_path_problem(target: str) -> tuple[int, str] | None:
+    """Why a request target can name no file of the site, as (status, reason); None when it may.
+
+    Only the path is judged (the query and fragment are ignored, as the file server does). Control
+    characters other than NUL stay allowed once decoded: a repository file may be named with one,
+    and its page is named after it (``oya.core.sitepaths``)."""
+    path = target.split("?", 1)[0].split("#", 1)[0]
+    if not _RAW_OK.fullmatch(path) or "\\" in path:
+        return 400, "the path holds a raw space, control character, backslash or non-ASCII byte"
+    if _BAD_ESCAPE.search(path):
+        return 400, "the path holds a % not followed by two hexadecimal digits"
+    raw = unquote_to_bytes(path)
+    if len(raw) > MAX_PATH_BYTES:
+        return 414, "the path is longer than any file's"
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return 400, "the path is not valid UTF-8 once decoded"
+    if "\0" in decoded:
+        return 400, "the path holds a NUL byte"
+    if ".." in decoded.split("/"):
+        return 400, "the path climbs out with a .. segment"
+    return None
 
 
 BUILD_HINT = "build it with: oya build REPO --site (the site goes to <index folder>/site)"
@@ -150,6 +185,21 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
             self.send_error(421, "Misdirected Request", "This server only answers to its own address.")
             return False
         return True
+
+    def do_GET(self) -> None:
+        if not self._refused():
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if not self._refused():
+            super().do_HEAD()
+
+    def _refused(self) -> bool:
+        """Answer a path that can name no file with its 4xx (``request_path_problem``)."""
+        problem = request_path_problem(self.path)
+        if problem is not None:
+            self.send_error(problem[0], explain=problem[1])
+        return problem is not None
 
     def send_header(self, keyword: str, value: str) -> None:
         if keyword.lower() == "content-type":
@@ -233,17 +283,23 @@ def make_server(
 
 
 class SiteServer(ThreadingHTTPServer):
-    """A threading server that says nothing when a reader leaves mid-download.
+    """A threading server that says nothing when a reader leaves mid-download, and one line for
+    any other error answering a request.
 
     A reader who follows a link while the query model (17 MB) is still arriving closes the
     connection; the standard server prints a traceback for each such request to the terminal
-    that runs ``oya serve``. Any other error still prints one."""
+    that runs ``oya serve``. Any other error is one line (the request is dropped, the server
+    goes on); ``OYA_DEBUG=1`` prints the traceback."""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
         if isinstance(exc, (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
             return
-        super().handle_error(request, client_address)
+        if os.environ.get("OYA_DEBUG"):
+            super().handle_error(request, client_address)
+            return
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        print(f"oya serve: a request failed: {type(exc).__name__}: {first}", file=sys.stderr, flush=True)
 
 
 class _IPv6Server(SiteServer):

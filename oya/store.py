@@ -190,6 +190,25 @@ def publish_index(staged: Path) -> Path:
     return final
 
 
+def is_oya_index(db: Path) -> bool:
+    """Whether ``db`` is an index Oya wrote, of any schema version: a DuckDB file whose ``meta``
+    table names its schema, model and dimension (``oya.ownership``: a build replaces no other)."""
+    try:
+        with open(db, "rb") as fh:
+            if fh.read(12)[8:12] != b"DUCK":  # DuckDB's magic bytes: any other file is not opened
+                return False
+        con = duckdb.connect(str(db), read_only=True)
+    except (OSError, duckdb.Error):
+        return False
+    try:
+        keys = {str(k) for (k,) in con.execute("SELECT key FROM meta").fetchall()}
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    return {"schema_version", "model_id", "dim"} <= keys
+
+
 def _whole_size(out_dir: Path) -> float:
     """The index's size when last written whole; 0 when not known (so it is written whole)."""
     try:

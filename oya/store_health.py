@@ -1,8 +1,11 @@
 """Is an index whole? Counts of what breaks its invariants, for the blocking check that stands
 between a built index and the site published from it.
 
-An index is consistent when it is not empty, every chunk has exactly one vector of the index's
-dimension, no vector belongs to a missing chunk, and both ends of every edge are nodes. A
+An index is consistent when every chunk has exactly one vector of the index's dimension, no
+vector belongs to a missing chunk, and both ends of every edge are nodes. An empty index is
+consistent: a repository with nothing to index (no files, only binaries) builds one, and its
+site says so. (Counting emptiness as a problem made such repositories unbuildable once this
+check became blocking.) A
 ``CodeGraph`` drops dangling edges when it loads, so readers would not notice one: that is why
 this looks at the tables, not at the loaded graph.
 """
@@ -24,10 +27,7 @@ class IndexHealth:
     @property
     def problems(self) -> dict[str, int]:
         """Each broken invariant with its count; empty when the index is consistent."""
-        found = {k: v for k, v in asdict(self).items() if k not in ("chunks", "nodes") and v}
-        if self.chunks == 0:
-            found["no_chunks"] = 1
-        return found
+        return {k: v for k, v in asdict(self).items() if k not in ("chunks", "nodes") and v}
 
 
 def _count(index: Index, sql: str, *params: object) -> int:

@@ -24,6 +24,7 @@ from oya.build_stats import (
 from oya.core.records import Chunk
 from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
+from oya.ownership import claim_output
 from oya.site.build import WikiPages, render_wiki_pages, swap_site, write_wiki_site
 from oya.store import INDEX_FILE, publish_index
 from pipelines.lock import output_lock
@@ -62,9 +63,11 @@ def source_files(
 ) -> Output[ScanResult]:
     t0 = time.perf_counter()
     progress.update("source_files", 0, 1)
-    indexing.check_output_folders(settings.repo, settings.out, settings.site)
-    # a build starts here, so what killed builds left in the output folders goes first (under the
-    # folder's lock: a concurrent build's staged files are not leftovers while it publishes)
+    # a build starts here: the output folders must be ones it may write into (not the repository,
+    # and before the lock, whose file is itself a sign of an output folder); then what killed
+    # builds left there goes (under the folder's lock: a concurrent build's staged files are not
+    # leftovers while it publishes)
+    claim_output(settings.out, repo=settings.repo)
     with output_lock(settings.out):
         removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
     for name in removed:

@@ -27,9 +27,8 @@ from rich.progress import (
 
 from oya.build_stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
 from oya.errors import OyaError
+from oya.ownership import LOG_FILE, claim_output
 from oya.store import Index, publish_index
-
-LOG_FILE = "build.log"
 
 
 def run_build(
@@ -79,10 +78,8 @@ def run_build(
     assets: list[Any] = [*INDEX_ASSETS, *INDEX_CHECKS]
     if with_site:
         assets += [*SITE_ASSETS, *SITE_CHECKS]
-    try:
-        settings.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OyaError(f"cannot create the index folder {settings.out}: {exc.strerror or exc}") from exc
+    # before anything is written (build.log included): nothing of the user's is replaced (oya.ownership)
+    claim_output(settings.out, settings.site if with_site else None, repo=settings.repo)
     debug = bool(os.environ.get("OYA_DEBUG"))
     instance = DagsterInstance.ephemeral()
     # the assets are partitioned by repository; the CLI's one repository is its one partition

@@ -30,8 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from oya.errors import OutputBusyError
+from oya.ownership import LOCK_FILE
 
-LOCK_FILE = ".oya.lock"
 WAIT_SECONDS = 600.0
 _POLL = 0.1
 _held: dict[Path, int] = {}  # lock path -> depth, in this process

@@ -19,6 +19,10 @@ Theory of operation. A repository's entry may name ``publish_url = "s3://bucket/
    moved (a reader who loaded a page from the replaced version keeps working while it finishes).
 
 Pages link to each other relatively, so a version prefix is a complete site on its own.
+
+A prefix without ``current.json`` that already holds an ``index.html`` or anything under ``v/`` was
+not published by Oya (a team's own static site, say): the publish is refused before it writes, so
+that page is not overwritten and those objects are not deleted as old versions.
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ def publish_site(site: Path, url: str, s3: Any) -> Published:
     root = f"{target.prefix}{VERSIONS}/{version}/"
     try:
         live = _live_version(s3, target)
+        if not live:
+            _refuse_foreign_prefix(s3, target, url)
         live_etags = _etags(s3, target.bucket, f"{target.prefix}{VERSIONS}/{live}/") if live else {}
         uploaded = copied = 0
         for path in files:
@@ -121,6 +127,18 @@ def publish_site(site: Path, url: str, s3: Any) -> Published:
             "the previous version stays live"
         ) from exc
     return Published(url=f"s3://{target.bucket}/{root}", version=version, uploaded=uploaded, copied=copied)
+
+
+def _refuse_foreign_prefix(s3: Any, target: Target, url: str) -> None:
+    """Raise when a prefix with no pointer holds what a publish would overwrite or delete."""
+    page = target.prefix + "index.html"
+    foreign = [o["Key"] for o in _keys(s3, target.bucket, page) if o["Key"] == page]
+    foreign += [o["Key"] for o in _keys(s3, target.bucket, f"{target.prefix}{VERSIONS}/")[:1]]
+    if foreign:
+        raise PublishError(
+            f"refusing to publish to {url}: it holds {foreign[0]}, which Oya did not publish (no "
+            f"{POINTER}); choose another publish_url"
+        )
 
 
 def _content_type(rel: str) -> dict[str, str]:

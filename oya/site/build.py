@@ -11,7 +11,8 @@ Theory of operation:
   temporary sibling folder (unchanged pages and runtime files are hard-linked from the previous
   site, not copied), then swaps it in: the old site is renamed aside, the new one
   renamed into place, and only then is the old one deleted. A failed build removes its
-  temporary folder and leaves the existing site as it was.
+  temporary folder and leaves the existing site as it was. Only a folder Oya wrote is ever
+  replaced (its ``.oya-site`` marker, ``oya.ownership``); any other is refused in one line.
 * Last, ``oya.site.assets.finish_assets`` gives the runtime, model and bundle folders
   content-hashed names and writes ``.br``/``.gz`` copies of every compressible file (whatever
   files the steps above wrote), recording the renames in the manifest (``assets``).
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import time
 import uuid
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from oya.errors import SiteError
+from oya.ownership import check_site, mark_site
 from oya.settings import CachePaths
 from oya.site.render import (
     KEYS_VERSION,
@@ -46,6 +49,9 @@ from oya.store import Index
 STATIC_DIR = TEMPLATE_DIR / "static"
 BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.model_export)
 MANIFEST_VERSION = 1
+PATH_MAX_BYTES = 4095  # Linux's PATH_MAX less its NUL; macOS allows less (1,023), so this errs long
+# what the longest page path gains on the way: ".br" (oya.site.assets) and a temporary sibling name
+_PATH_SLACK = 64
 
 
 def _tree_bytes(path: Path) -> int:
@@ -97,6 +103,21 @@ def _write_pages(tmp: Path, pages: WikiPages) -> int:
     return total
 
 
+def _check_path_room(site_dir: Path, pages: WikiPages) -> None:
+    """Refuse, in one line, a site folder so deep that its longest page could not be written.
+
+    The reader keeps repository paths under ``oya.reader.MAX_PATH_BYTES``; this catches the rest:
+    a ``--out`` nested thousands of bytes deep, which would otherwise stop the build half-way on
+    a system error naming a 4,000-byte path."""
+    longest = max((*pages.pages, *pages.assets, *pages.reused), key=lambda r: len(r.encode()), default="")
+    need = len(os.fsencode(site_dir)) + 1 + len(longest.encode()) + _PATH_SLACK
+    if need > PATH_MAX_BYTES:
+        raise SiteError(
+            f"the site folder is too deep for this repository's pages: the longest needs a path of "
+            f"about {need:,} bytes, over the system's {PATH_MAX_BYTES:,}; choose a shorter --out"
+        )
+
+
 def _write_into(
     tmp: Path,
     pages: WikiPages,
@@ -109,6 +130,7 @@ def _write_into(
     cache: CachePaths,
 ) -> dict[str, Any]:
     sizes = {"pages": 0, "static": 0, "runtime": 0, "model": 0, "bundle": 0}
+    mark_site(tmp)  # what proves, at the next build, that this folder may be replaced
     sizes["pages"] = _write_pages(tmp, pages)
     shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(*STATIC_LEFT_OUT))
     sizes["static"] = _tree_bytes(tmp / "static")
@@ -185,10 +207,8 @@ def write_wiki_site(
     ``swap_site`` then puts it in place.
     """
     site_dir = Path(site_dir)
-    if site_dir.exists() and not site_dir.is_dir():
-        raise SiteError(f"{site_dir} exists and is not a folder")
-    if site_dir.exists() and any(site_dir.iterdir()) and not (site_dir / "manifest.json").is_file():
-        raise SiteError(f"{site_dir} is a non-empty folder that is not an Oya site; choose another --out")
+    check_site(site_dir)  # a folder Oya did not write is never replaced (oya.ownership)
+    _check_path_room(site_dir, pages)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex[:12]
     tmp = site_dir.parent / f".{site_dir.name}.new-{token}"
@@ -219,7 +239,9 @@ def write_wiki_site(
 
 def swap_site(staged: Path, site_dir: Path) -> None:
     """Put a complete staged site in place of ``site_dir``: the old one renamed aside, the new one
-    renamed in, the old one deleted. A failed rename puts the old one back."""
+    renamed in, the old one deleted. A failed rename puts the old one back. A ``site_dir`` Oya did
+    not write is refused (checked again here: the build took minutes since ``write_wiki_site``)."""
+    check_site(site_dir)
     old = site_dir.parent / f".{site_dir.name}.old-{uuid.uuid4().hex[:12]}"
     if site_dir.exists():
         site_dir.rename(old)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -148,18 +149,54 @@ def test_bad_input_gives_one_line_and_nonzero_exit(
 
 
 @pytest.mark.parametrize("command", ["search", "ask"])
-def test_an_over_long_query_is_refused_in_one_line_without_reading_it_all(
+def test_an_over_long_query_is_cut_alike_from_an_argument_or_stdin_and_says_so(
     sample_index: Path, command: str
 ) -> None:
+    """Past 20,000 characters both keep the first 20,000 and say so in one line on stderr (stdin was
+    cut silently, an argument refused); blanks around the question do not count."""
+    report = "JsonStorage flush loses items on restock. " + "Traceback line of a long log\n" * 850
+    assert len(report.strip()) == 24_691
+    said = "note: the question is 24,691 characters long; only the first 20,000 were read"
+    outs = []
+    for args, stdin in (([report], None), (["-"], report), (["-"], "\n" * 30_000 + report + " " * 9_000)):
+        code, out, err = invoke(command, *args, "--index", str(sample_index), "--json", input=stdin)
+        assert code == 0, err
+        assert [ln for ln in err.splitlines() if ln.startswith("note:")] == [said], err
+        outs.append(json.loads(out))
+    # the same question either way: the same first hits (``ask`` adds timings; compare the hits)
+    hits = [o if command == "search" else o["hits"] for o in outs]
+    first = [[(h["path"], h["start_line"]) for h in found] for found in hits]
+    assert first[0] and first == [first[0]] * 3
     huge = "x" * 1_048_576  # one 1 MB token: used to take longer than anyone waited
-    for args, stdin in (([huge], None), (["-"], huge * 8), (["-"], " " * 30_000 + "y" * 20_001)):
-        code, out, err = invoke(command, *args, "--index", str(sample_index), input=stdin)
-        lines = [ln for ln in err.splitlines() if ln.strip()]
-        assert code != 0 and out == "" and len(lines) == 1, err
-        assert "the limit is 20,000" in lines[0]
-    # at the limit (blanks around it do not count) the query is answered
-    code, _, _ = invoke(command, "-", "--index", str(sample_index), "--json", input=f"\n {'y' * 20_000} \n")
-    assert code == 0
+    for args, stdin, size in (([huge], None, "1,048,576"), (["-"], huge * 8, "8,388,608")):
+        code, _, err = invoke(command, *args, "--index", str(sample_index), input=stdin)
+        assert code == 0 and f"the question is {size} characters long" in err, err
+    # at the limit (blanks around it do not count) nothing is cut
+    code, _, err = invoke(command, "-", "--index", str(sample_index), "--json", input=f"\n {'y' * 20_000} \n")
+    assert code == 0 and "note:" not in err
+
+
+class _EndlessStream:
+    """``yes | oya search -``: a standard input that never ends."""
+
+    def __init__(self) -> None:
+        self.served = 0
+
+    def read(self, n: int) -> str:
+        self.served += n
+        return "y\n" * (n // 2)
+
+
+def test_stdin_is_counted_to_its_end_in_bounded_memory_and_an_endless_one_stops() -> None:
+    from oya.cli import _STDIN_PIECE, _read_stdin
+
+    stream = _EndlessStream()
+    head, length = _read_stdin(stream, 100, 1_000_000)
+    assert head == "y\n" * 50 and length > 1_000_000  # "more than" the most it reads
+    assert stream.served <= 1_000_000 + 2 * _STDIN_PIECE
+    text = "  \n" + "a b " * 10_000 + "\n\n  "
+    head, length = _read_stdin(io.StringIO(text), 10, 10**6)
+    assert (head, length) == ("a b a b a ", len(text.strip()))
 
 
 def test_corrupt_index_is_one_line(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from oya.errors import RepositoryError
 from oya.models import ScanResult, SkippedFile, SourceFile
-from oya.reader import detect_language, scan_repository
+from oya.reader import MAX_PATH_BYTES, detect_language, scan_repository
 
 DEEP_PRUNED = "/".join(f"d{i:02d}" for i in range(41))  # first directory past max_depth=40
 
@@ -202,6 +202,38 @@ def test_file_root_is_a_repository_error(tmp_path: Path) -> None:
     with pytest.raises(RepositoryError, match="not a directory") as info:
         scan_repository(path)
     assert str(path) in str(info.value)
+
+
+# --- paths too long to become pages -------------------------------------------------------
+
+
+def _long_path_repo(root: Path) -> tuple[Path, str, str]:
+    """A repository with a folder path just past ``MAX_PATH_BYTES`` holding a file whose absolute path
+    is near the system's 4,096 bytes, and a file whose own name (not its folder) is what is too long."""
+    seg = "d" * 250  # each name under the 255-byte limit
+    deep = "/".join([seg] * 15)  # about 3,800 bytes: legal, but no room left for a page path
+    pruned = "/".join([seg] * 5)  # the first folder on the way past MAX_PATH_BYTES
+    long_file = "/".join([seg] * 4) + "/" + "f" * 30 + ".py"  # its folder fits, the name does not
+    _write(root, {f"{deep}/x.py": "X = 1\n", long_file: "Y = 2\n", "ok.py": "Z = 3\n"})
+    return root, pruned, long_file
+
+
+@pytest.mark.parametrize("mode", ["walk", "git"])
+def test_a_path_too_long_for_a_page_is_skipped_with_its_reason(tmp_path: Path, mode: str) -> None:
+    repo, pruned, long_file = _long_path_repo(tmp_path / "repo")
+    assert len(str(repo).encode()) + len(long_file) < 4096  # legal on this system
+    if mode == "git":
+        if shutil.which("git") is None:
+            pytest.skip("git is not installed")
+        _git(repo, "init", "-q")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "init")
+    files, skipped = _by_path(scan_repository(repo))
+    assert sorted(files) == ["ok.py"]
+    long = {p: s for p, s in skipped.items() if s.reason == "too-long-path"}
+    assert sorted(long) == sorted([pruned, long_file])  # the folder once, as the folder
+    assert all(len(p.encode()) > MAX_PATH_BYTES for p in long)
+    assert f"over the {MAX_PATH_BYTES:,}-byte limit" in long[pruned].detail
 
 
 # --- git mode -----------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``oya serve``: security headers, no folder listings, and only its own Host names answered.
+"""``oya serve``: security headers, no folder listings, only its own Host names answered, and a
+4xx, never a traceback, for a request path that can name no file.
 
 A page from any web site can make a browser request http://127.0.0.1:PORT/, and with DNS
 rebinding read the answer as same-origin: the request then carries the attacker's domain as its
@@ -8,8 +9,13 @@ Host, which the server must refuse. Requests go through http.client so the Host 
 from __future__ import annotations
 
 import http.client
+import os
+import re
+import signal
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -156,3 +162,91 @@ def test_a_reader_leaving_mid_download_prints_nothing(
     _leave_mid_download(plain, int(plain.server_address[1]))
     err = capsys.readouterr().err
     assert "Traceback" in err and ("BrokenPipeError" in err or "ConnectionResetError" in err)
+
+
+# -- malformed request paths, against a real `oya serve` -------------------------------------------
+
+# raw request targets (bytes on the wire) that can name no file, and the status each must get
+MALFORMED = [
+    (b"/%00", 400),
+    (b"/index.html%00", 400),
+    (b"/files/%00/a.py.html", 400),
+    (b"/%zz", 400),
+    (b"/%", 400),
+    (b"/index.html%2", 400),
+    (b"/%ff%fe", 400),  # not UTF-8
+    (b"/%ed%a0%80", 400),  # an encoded surrogate: the standard handler raised on it
+    (b"/..%2f..%2fetc%2fpasswd", 400),
+    (b"/%2e%2e/%2e%2e/etc/passwd", 400),
+    (b"/files/../index.html", 400),
+    (b"/files\\..\\index.html", 400),
+    (b"/\x00", 400),
+    (b"/a\x01b", 400),
+    (b"/\x80\xff", 400),
+    (b"http://127.0.0.1/%00", 400),
+    (b"/" + b"a" * 5000, 414),
+    (b"/" + b"%41" * 4100, 414),
+    (b"/" + b"b" * 300 + b".html", 404),  # one name over 255 bytes: no such file
+    (b"/nothing.html", 404),
+]
+
+
+@pytest.fixture(scope="module")
+def oya_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """`python -m oya serve SITE --port 0` in its own process, its stderr kept for the test."""
+    site = tmp_path_factory.mktemp("served")
+    (site / "index.html").write_text("<!doctype html><title>wiki</title>", encoding="utf-8")
+    (site / "files").mkdir()
+    (site / "files" / "back\\slash.py.html").write_text("<p>legal on POSIX</p>", encoding="utf-8")
+    (site / "files" / "tab\tname.py.html").write_text("<p>so is a tab</p>", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("OYA_DEBUG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oya", "serve", str(site), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    seen = ""
+    while (match := re.search(r"http://127\.0\.0\.1:(\d+)/", seen)) is None:
+        line = proc.stderr.readline()
+        assert line, f"oya serve exited: {seen}"
+        seen += line
+    try:
+        yield int(match.group(1)), proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def _raw_status(port: int, target: bytes) -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(
+            b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % port
+        )
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    assert data, f"no answer at all to {target[:60]!r}"
+    return int(data.split(b" ", 2)[1])
+
+
+def test_malformed_paths_get_a_4xx_and_never_a_traceback(
+    oya_serve: tuple[int, subprocess.Popen[str]],
+) -> None:
+    port, proc = oya_serve
+    got = {target[:60]: _raw_status(port, target) for target, _ in MALFORMED}
+    assert got == {target[:60]: status for target, status in MALFORMED}
+    # legal names the site can hold (a page is named after its repository file) are still served
+    assert _raw_status(port, b"/files/back%5Cslash.py.html") == 200
+    assert _raw_status(port, b"/files/tab%09name.py.html") == 200
+    assert _raw_status(port, b"/?q=%00") == 200  # the query is not a path
+    assert proc.poll() is None  # still serving
+    proc.send_signal(signal.SIGINT)  # Ctrl+C: the server stops cleanly
+    assert proc.wait(timeout=10) == 0
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "failed" not in err, err

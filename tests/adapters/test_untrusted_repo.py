@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oya.gitview import find_work_tree, head_commit
-from oya.indexing import check_output_folders
+from oya.ownership import check_apart
 from oya.reader import scan_repository
 from pipelines.definitions import build_definitions
 from pipelines.repos import OyaRepos, RepoEntry
@@ -219,6 +219,22 @@ def test_output_folders_inside_the_repository_are_not_read(tmp_path: Path) -> No
         assert skipped[".oya"] == skipped["wiki/out"] == "Oya's own output folder", mode
 
 
+@pytest.mark.parametrize("marker", [".oya-output", ".oya-site"])
+def test_a_folder_an_earlier_build_marked_as_its_own_is_not_read(tmp_path: Path, marker: str) -> None:
+    """An earlier build wrote to another --out inside the repository: its marker tells."""
+    repo = _repo(tmp_path / "repo", {"a.py": "A = 1\n"}, commit=False)
+    (repo / "old" / "wiki").mkdir(parents=True)
+    (repo / "old" / "wiki" / marker).write_text('{"written_by": "oya"}\n')
+    (repo / "old" / "wiki" / "page.md").write_text("# built\n")
+    (repo / "old" / "notes.md").write_text("# the user's\n")
+    for mode in ("git", "walk"):
+        if mode == "walk":
+            shutil.rmtree(repo / ".git")
+        result = scan_repository(repo)
+        assert [f.path for f in result.files] == ["a.py", "old/notes.md"], mode
+        assert {s.path: s.detail for s in result.skipped}["old/wiki"] == "Oya's own output folder"
+
+
 def test_rebuilding_into_the_default_folder_indexes_the_same_files(tmp_path: Path) -> None:
     """The probe: a one-file repository went 1 -> 30 -> 69 -> 128 indexed files over four builds."""
     repo = _repo(tmp_path / "repo", {"app.py": "def main():\n    return 1\n"}, commit=False)
@@ -245,8 +261,8 @@ def test_an_output_folder_that_is_or_holds_the_repository_is_refused(tmp_path: P
     repo = _repo(tmp_path / "repo", {"a.py": "A = 1\n"})
     out = repo if where == "repo" else tmp_path
     with pytest.raises(Exception, match="is the repository or holds it"):
-        check_output_folders(repo, out)
-    check_output_folders(repo, repo / ".oya", tmp_path / "elsewhere")  # these are fine
+        check_apart(repo, out)
+    check_apart(repo, repo / ".oya", tmp_path / "elsewhere")  # these are fine
     proc = subprocess.run(
         [sys.executable, "-m", "oya", "build", str(repo), "--out", str(out), "--embedder", "hashing", "-q"],
         capture_output=True,

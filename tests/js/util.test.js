@@ -5,12 +5,12 @@ import {
   absoluteBase,
   codePoints,
   codeSpans,
+  cutQuestion,
   entryId,
   formatMs,
   hiddenRuns,
   markTimes,
   MAX_QUESTION_CHARS,
-  questionTooLong,
   visibleText,
 } from "../../site_template/static/ask/util.js";
 
@@ -43,12 +43,16 @@ test("codeSpans: backtick spans become code pieces, empty pieces vanish", () => 
   ]);
 });
 
-test("questionTooLong: the core's message past the limit, null up to it", () => {
-  assert.equal(questionTooLong("x".repeat(MAX_QUESTION_CHARS)), null);
-  const msg = questionTooLong("x".repeat(60000));
-  assert.match(msg, /^The question is 60,000 characters long; the limit is 20,000: /);
-  assert.equal(questionTooLong("abcd", 3), questionTooLong("abcd", 3));
-  assert.match(questionTooLong("abcd", 3), /is 4 characters long; the limit is 3/);
+test("cutQuestion: past the limit the first part and the CLI's line; up to it the question as it is", () => {
+  const atLimit = ` ${"x".repeat(MAX_QUESTION_CHARS)}\n`; // blanks around it do not count
+  assert.deepEqual(cutQuestion(atLimit), { text: atLimit, note: null });
+  const long = cutQuestion("  " + "y".repeat(60000));
+  assert.equal(long.text, "y".repeat(MAX_QUESTION_CHARS));
+  assert.equal(long.note, "The question is 60,000 characters long; only the first 20,000 were read.");
+  assert.deepEqual(cutQuestion("abcd", 3), { text: "abc", note: "The question is 4 characters long; only the first 3 were read." });
+  // never half a surrogate pair: "😀" is two UTF-16 units
+  assert.equal(cutQuestion("ab😀cd", 3).text, "ab");
+  assert.equal(cutQuestion("ab cd", 3).text, "ab"); // nor a trailing blank
 });
 
 test("entryId: time in base 36, then four random characters", () => {

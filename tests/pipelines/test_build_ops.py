@@ -15,12 +15,14 @@ import pytest
 from rich.console import Console
 
 from oya.leftovers import INDEX_TEMP, remove_build_leftovers
+from oya.ownership import OUTPUT_MARKER, claim_output
 from oya.progress import ProgressLog, format_duration
 from oya.store import Index
 from pipelines.build import run_build
 from pipelines.lock import LOCK_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
+KEPT = (LOCK_FILE, OUTPUT_MARKER)  # the dot files an output folder keeps between builds
 
 
 def _oya(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -39,6 +41,7 @@ def _unstageable(tmp_path: Path) -> Path:
     """An index folder where search_index fails: a folder where it records the size of an index
     written whole."""
     out = tmp_path / "out"
+    claim_output(out)  # an output folder of Oya's, so the build gets as far as the failing step
     (out / "index.duckdb.whole-bytes").mkdir(parents=True)
     return out
 
@@ -147,15 +150,16 @@ def test_a_killed_build_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
     # killed while the index is being written (not while a small record such as the scan's
     # `.scan_stat.json.<id>.tmp` is: that one is renamed within microseconds, and the kill can miss it)
     kill_when(proc, lambda: out.is_dir() and any(INDEX_TEMP.fullmatch(p.name) for p in out.iterdir()))
-    left = sorted(p.name for p in out.iterdir() if p.name.startswith(".") and p.name != LOCK_FILE)
+    left = sorted(p.name for p in out.iterdir() if p.name.startswith(".") and p.name not in KEPT)
     assert any(INDEX_TEMP.fullmatch(name) for name in left), left
     assert not (out / "index.duckdb").exists()
 
     summary = run_build(repo, out, embedder="hashing", cache_dir=cache)
 
     assert summary.stats.source_files.leftovers_removed == len(left)
-    # only the folder's lock file stays (an unlocked, empty file: the kernel dropped the dead build's lock)
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [LOCK_FILE]
+    # only the folder's lock file (an unlocked, empty file: the kernel dropped the dead build's lock)
+    # and its marker stay
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == sorted(KEPT)
     with Index(out) as idx:
         assert idx.stats().files == 120
 

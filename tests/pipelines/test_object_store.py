@@ -154,3 +154,24 @@ def test_a_publish_that_dies_half_way_leaves_the_previous_version_whole(
     assert files == _local(site) and new_root == f"v/{done.version}/"
     listed = client(endpoint).list_objects_v2(Bucket=BUCKET, Prefix="teams/sample/v/")["Contents"]
     assert {o["Key"].split("/")[3] for o in listed} == {root.split("/")[1], done.version}
+
+
+@pytest.mark.parametrize("theirs", ["index.html", "v/2020/app.js"])
+def test_a_prefix_oya_did_not_publish_to_is_refused_before_anything_is_written(
+    tmp_path: Path, endpoint: str, theirs: str
+) -> None:
+    """A team's own static site at the prefix: its index.html would be overwritten by the redirect,
+    and anything under v/ deleted as an old version."""
+    prefix = f"own-{theirs.split('/')[0].split('.')[0]}/"  # (moto keeps its buckets between tests)
+    url = f"s3://{BUCKET}/{prefix}"
+    s3 = client(endpoint)
+    s3.put_object(Bucket=BUCKET, Key=prefix + theirs, Body=b"the team's own")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><title>wiki</title>", encoding="utf-8")
+    with pytest.raises(PublishError, match=f"refusing to publish to {url}: it holds {prefix}{theirs}"):
+        publish_site(site, url, s3)
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix)["Contents"]] == [
+        prefix + theirs
+    ]
+    assert _get(f"{endpoint}/{BUCKET}/{prefix}{theirs}") == b"the team's own"

@@ -16,6 +16,7 @@ from test_build_ops import ROOT, _big_repo, kill_when
 
 from oya import indexing
 from oya.errors import OyaError
+from oya.ownership import OUTPUT_MARKER
 from oya.searcher import Searcher
 from oya.store import INDEX_FILE, STAGED_SUFFIX
 from pipelines import assets
@@ -184,6 +185,8 @@ def test_a_killed_build_leaves_the_published_index_and_site_serving(tmp_path: Pa
     result = _run(repo, tmp_path)
 
     assert result.success
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [LOCK_FILE]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == sorted(
+        [LOCK_FILE, OUTPUT_MARKER]
+    )
     _answers(out, "brand new helper", "pkg/extra.py")
     assert not (out / "site" / "files" / "pkg" / "mod7.py.html").exists()

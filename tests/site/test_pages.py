@@ -22,8 +22,9 @@ import pytest
 
 from oya.core.results import page_url
 from oya.embed import HashingEmbedder
-from oya.errors import SiteError
+from oya.errors import OutputNotOursError, SiteError
 from oya.indexing import embed, make_chunks, parse_and_link, scan, write_search_index
+from oya.ownership import SITE_MANIFEST_KEYS, SITE_MARKER
 from oya.serve import make_server, serve_site
 from oya.site import build as site_build
 from oya.site.build import build_site, render_wiki_pages, write_wiki_site
@@ -499,13 +500,41 @@ def test_failed_build_keeps_the_old_site(
     assert [p.name for p in tmp_path.iterdir()] == ["site"]  # no temporary folders left
 
 
-def test_refuses_to_replace_a_folder_that_is_not_a_site(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        None,
+        # a web app's manifest (the folder a PWA is served from): was taken for a site and deleted
+        {"name": "My app", "short_name": "app", "start_url": "/", "display": "standalone", "icons": []},
+        # Oya's keys and more: someone else's file that happens to share them
+        {**dict.fromkeys(SITE_MANIFEST_KEYS, ""), "version": 1, "name": "not ours"},
+    ],
+)
+def test_refuses_to_replace_a_folder_that_is_not_a_site(tmp_path: Path, manifest: dict | None) -> None:
     precious = tmp_path / "home"
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
-    with pytest.raises(SiteError):
+    if manifest is not None:
+        (precious / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(OutputNotOursError, match="refusing to replace .*no .oya-site marker"):
         write_wiki_site(site_build.WikiPages({}, {}), tmp_path, precious, with_runtime=False)
+    with pytest.raises(OutputNotOursError):  # the swap checks again: a run configured elsewhere
+        site_build.swap_site(tmp_path / "staged", precious)
+    assert sorted(p.name for p in precious.iterdir()) == sorted(
+        ["notes.txt", "manifest.json"][: 1 + bool(manifest)]
+    )
     assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_a_site_of_an_older_oya_without_its_marker_is_still_replaced(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    index, site = make_index(sample_repo, tmp_path / "index"), tmp_path / "site"
+    build_site(index, site, with_runtime=False)
+    assert (site / SITE_MARKER).is_file()
+    (site / SITE_MARKER).unlink()  # as a site written before the marker existed
+    build_site(index, site, with_runtime=False)  # recognised by its manifest's keys
+    assert (site / SITE_MARKER).is_file()
 
 
 # -- serving -----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { refinementNote } from "./answer.js";
 import { renderEntry } from "./answer_view.js";
 import { el } from "./dom.js";
 import { compactResult } from "./history.js";
-import { entryId, formatMs, mark, questionTooLong } from "./util.js";
+import { cutQuestion, entryId, formatMs, mark } from "./util.js";
 
 const PARTIAL_NOTE = "Semantic search is still loading: this first answer comes from keyword and code-graph search; it will be refined in a few seconds.";
 
@@ -152,20 +152,11 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     scrollLogTo(node);
   }
 
-  function refuse(question, message) {
-    setOpen(true);
-    ui.input.value = question; // kept in the box, to be shortened
-    // the history keeps a glimpse, not the megabyte
-    const item = { id: entryId(), question: `${question.slice(0, 200)}…`, at: Date.now(), error: message };
-    store.push(item);
-    append(renderEntry(item, entryContext));
-    return { error: message };
-  }
-
   // Ask one question in the panel; resolves to the engine's run ({result, vector, ranked}) or {error}.
   async function ask(question, options = {}) {
-    const tooLong = questionTooLong(question);
-    if (tooLong) return refuse(question, tooLong);
+    // past the core's limit the first part is asked, and the entry says so (as `oya ask` does)
+    const cut = cutQuestion(question);
+    question = cut.text;
     mark("asked");
     setOpen(true);
     busy = true;
@@ -181,7 +172,7 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     );
     append(pending);
     renderProgress();
-    const item = { id: entryId(), question, at: Date.now() };
+    const item = { id: entryId(), question, at: Date.now(), ...(cut.note ? { cut: cut.note } : {}) };
     let shown = pending;
     let first = null;
     // the engine answers at once without the query model while it loads, then in full: show both

@@ -16,11 +16,17 @@ export function codeSpans(text) {
     .filter((piece) => piece.text !== "");
 }
 
-// The core's one-line refusal (oya.core.query.question_too_long), said before anything loads; null if short enough.
-export function questionTooLong(question, limit = MAX_QUESTION_CHARS) {
-  if (question.length <= limit) return null;
+// A question past the limit cut to its first `limit` characters, and the line that says so
+// (= oya.core.query.question_cut, what the CLI says): {text, note}, note null when nothing was cut.
+// Blanks around the question do not count; a cut never leaves half a surrogate pair.
+export function cutQuestion(question, limit = MAX_QUESTION_CHARS) {
+  const text = String(question).trim();
+  if (text.length <= limit) return { text: String(question), note: null };
+  let kept = text.slice(0, limit);
+  const last = kept.charCodeAt(kept.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) kept = kept.slice(0, -1);
   const n = (x) => x.toLocaleString("en-US");
-  return `The question is ${n(question.length)} characters long; the limit is ${n(limit)}: keep the error message, the traceback and the names that matter.`;
+  return { text: kept.trimEnd(), note: `The question is ${n(text.length)} characters long; only the first ${n(limit)} were read.` };
 }
 
 // A history entry's id: time, then randomness (two questions in one millisecond stay apart).
