@@ -22,7 +22,7 @@ from pathlib import Path
 from oya.core.records import Chunk
 from oya.leftovers import write_record
 from oya.reader import detect_language
-from oya.redact import find_secrets
+from oya.redact import find_secrets, redact_path
 from oya.scan_cache import CODE_KEY
 
 CACHE_FILE = "clean_chunks.json"
@@ -46,14 +46,17 @@ def _save(out_dir: Path, clean: set[str]) -> None:
 
 
 def chunks_with_secrets(chunks: Sequence[Chunk], out_dir: Path | None = None) -> list[str]:
-    """Paths of the chunks holding a secret-looking string (scanning only texts not known clean)."""
+    """Paths of the chunks holding a secret-looking string in their text or their path (texts known
+    clean are not scanned again; a path is cheap to scan every time)."""
     known = _load(out_dir) if out_dir is not None else set()
     clean: set[str] = set()
     bad: list[str] = []
     for c in chunks:
         language = detect_language(c.path)
         key = _key(language or "", c.text)
-        if key in known or not find_secrets(c.text, language):
+        if redact_path(c.path).counts:
+            bad.append(c.path)
+        elif key in known or not find_secrets(c.text, language):
             clean.add(key)
         else:
             bad.append(c.path)

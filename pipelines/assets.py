@@ -27,6 +27,7 @@ from oya.models import ScanResult
 from oya.ownership import claim_output
 from oya.site.build import WikiPages, render_wiki_pages, swap_site, write_wiki_site
 from oya.store import INDEX_FILE, publish_index
+from oya.terminal import safe_text
 from pipelines.lock import output_lock
 from pipelines.object_store import client, publish_site
 from pipelines.repos import repos_partitions
@@ -80,7 +81,9 @@ def source_files(
         context.log.info(
             f"skipped {len(result.skipped)} files:\n"
             + "\n".join(
-                f"  {s.path}: {s.reason}" + (f" ({s.detail})" if s.detail else "") for s in result.skipped
+                # build.log is read in a terminal: a file name's control characters are shown, not run
+                safe_text(f"  {s.path}: {s.reason}" + (f" ({s.detail})" if s.detail else ""), one_line=True)
+                for s in result.skipped
             )
         )
     languages: dict[str, int] = {}

@@ -134,6 +134,7 @@ def test_serve_on_ipv6_loopback(tmp_path: Path) -> None:
 def _leave_mid_download(httpd: Any, port: int) -> None:
     """Ask for the big file, read a little, and hang up abruptly (RST), as a reader who follows a
     link while the model is still arriving; returns when the server has handled the request."""
+    httpd.daemon_threads = False  # so server_close joins the request's thread (the default does not)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -182,6 +182,13 @@ def test_build_summary_lists_hostile_file_names_visibly_one_row_each(built: Buil
     assert "⚠" not in out  # Rich markup and emoji codes in a name printed as written
 
 
+def test_build_log_lists_hostile_file_names_visibly(built: Built) -> None:
+    """build.log is read with cat or less: its skipped-files lines are shown, not obeyed."""
+    log = (built.index_dir / "build.log").read_text(encoding="utf-8")
+    assert "assets/logo␛[2J␊" in log
+    assert obeyable(log) == []
+
+
 @pytest.mark.parametrize("mode", [(), ("--files",)], ids=["chunks", "files"])
 def test_a_newline_in_a_file_name_cannot_forge_a_result_line(index_dir: Path, mode: tuple[str, ...]) -> None:
     out, err = run("search", QUESTION, "--index", str(index_dir), "-k", "20", *mode)

@@ -55,3 +55,13 @@ def test_a_record_made_by_other_code_is_not_used(
     )
     chunks_with_secrets(chunks, tmp_path)
     assert len(scanned) == len(chunks)
+
+
+def test_a_token_in_a_chunks_path_is_flagged_even_when_its_text_is_known_clean(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    chunks = _chunks(sample_repo)
+    assert chunks_with_secrets(chunks, tmp_path) == []  # every text now known clean
+    token_path = "keys/" + "gh" + "p_" + "Zq9" * 12 + ".py"  # a GitHub token shape, assembled
+    named = replace(chunks[0], path=token_path)
+    assert chunks_with_secrets([named, *chunks[1:]], tmp_path) == [token_path]
