@@ -10,9 +10,10 @@ Theory of operation:
   intent gained nothing and cost connected-code coverage (docs/DECISIONS.md; the variant is
   ``bench/variants/query_plans.py``). Every question fuses with ``CHANNEL_WEIGHTS``.
 * Identifiers (``_``/camelCase/dotted names, exception names, traceback frames) and file paths
-  named in the question feed the graph channel. A long question (a pasted bug report) keeps
-  all its tokens for BM25: its IDF already weighs the rare identifiers up (searching only the
-  identifiers showed no gain; the variant is in ``bench/variants/query_plans.py``).
+  named in the question feed the graph channel. BM25 searches a long question (a pasted bug
+  report) by its ``MAX_QUERY_TERMS`` rarest terms (``oya.core.bm25``): IDF already weighs the
+  rare identifiers up (searching only the identifiers showed no gain; the variant is in
+  ``bench/variants/query_plans.py``).
 * Questions are untrusted text (a ``?ask=`` link asks on page load): every expression here runs
   in linear time on any input, a question over ``MAX_QUESTION_CHARS`` is refused (the CLI and
   the Ask panel cut it to that length first and say so, ``question_cut``), and extraction keeps
