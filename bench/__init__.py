@@ -1,0 +1,1 @@
+"""Oya's benchmarks: measurements on real projects, their results in ``bench/results/``."""
