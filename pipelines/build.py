@@ -1,5 +1,5 @@
 """``oya build``: run the Dagster asset job in-process with a progress display and collect
-a summary: each asset's record (``oya.build_stats``), read back from its materialization.
+a summary: each asset's record (``oya.build.stats``), read back from its materialization.
 
 Dagster's own log (every event, progress lines, a failure's stack trace) goes to ``build.log``
 in the index folder, not to the terminal: a failed build says why in one line and where the
@@ -25,10 +25,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from oya.build_stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
+from oya.build.ownership import LOG_FILE, claim_output
+from oya.build.stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
 from oya.errors import OyaError
-from oya.ownership import LOG_FILE, claim_output
-from oya.store import Index, publish_index
+from oya.store.writer import Index, publish_index
 
 
 def run_build(
@@ -42,9 +42,9 @@ def run_build(
 ) -> BuildSummary:
     from dagster import DagsterInstance, materialize, mem_io_manager
 
+    from oya.build.lock import output_lock
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
     from pipelines.checks import INDEX_CHECKS, SITE_CHECKS
-    from pipelines.lock import output_lock
     from pipelines.repos import repos_partitions
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
@@ -78,7 +78,7 @@ def run_build(
     assets: list[Any] = [*INDEX_ASSETS, *INDEX_CHECKS]
     if with_site:
         assets += [*SITE_ASSETS, *SITE_CHECKS]
-    # before anything is written (build.log included): nothing of the user's is replaced (oya.ownership)
+    # before anything is written (build.log included): nothing of the user's is replaced (oya.build.ownership)
     claim_output(settings.out, settings.site if with_site else None, repo=settings.repo)
     debug = bool(os.environ.get("OYA_DEBUG"))
     instance = DagsterInstance.ephemeral()

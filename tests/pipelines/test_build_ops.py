@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from oya.leftovers import INDEX_TEMP, remove_build_leftovers
-from oya.ownership import OUTPUT_MARKER, claim_output
-from oya.progress import ProgressLog, format_duration
-from oya.store import Index
+from oya.build.leftovers import INDEX_TEMP, remove_build_leftovers
+from oya.build.lock import LOCK_FILE
+from oya.build.ownership import OUTPUT_MARKER, claim_output
+from oya.build.progress import ProgressLog, format_duration
+from oya.store.writer import Index
 from pipelines.build import run_build
-from pipelines.lock import LOCK_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 KEPT = (LOCK_FILE, OUTPUT_MARKER)  # the dot files an output folder keeps between builds
