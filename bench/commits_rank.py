@@ -56,7 +56,7 @@ from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
 from oya.embedding.embedder import Embedder
 from oya.query.searcher import Searcher, embedder_for, index_channels
-from oya.store.writer import Index
+from oya.store.index import Index
 
 RRF_K = 10
 FETCH = 100

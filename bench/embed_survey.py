@@ -52,7 +52,8 @@ from oya.core.options import RetrievalOptions  # noqa: E402
 from oya.core.pipeline import retrieve  # noqa: E402
 from oya.embedding.embedder import embed_text  # noqa: E402
 from oya.query.searcher import index_channels  # noqa: E402
-from oya.store.writer import DuckBM25Channel, Index, MatrixVectorChannel  # noqa: E402
+from oya.store.backends import DuckBM25Channel, MatrixVectorChannel  # noqa: E402
+from oya.store.index import Index  # noqa: E402
 
 SET = ROOT.parent / "shared" / "eval" / "commits"
 if not SET.exists():

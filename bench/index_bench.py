@@ -193,7 +193,7 @@ def changed_embed_texts(original_index: Path, edited_tree: Path) -> tuple[dict[s
     with their paths; computed with the same pipeline functions the build uses."""
     from oya.build import steps
     from oya.embedding.embedder import embed_text
-    from oya.store.writer import Index
+    from oya.store.index import Index
 
     with Index(original_index) as idx:
         before = {embed_text(c) for c in idx.all_chunks()}
@@ -226,7 +226,7 @@ def docstring_queries(
     index_dir: Path, n: int, seed: int
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(query, node id) pairs: ``n`` for measuring and 3 others for warming up."""
-    from oya.store.writer import Index
+    from oya.store.index import Index
 
     with Index(index_dir) as idx:
         rows = idx.con.execute(

@@ -28,7 +28,8 @@ from oya.core.records import Chunk
 from oya.models import ScanResult
 from oya.site.build import WikiPages, render_wiki_pages, swap_site, write_wiki_site
 from oya.site.publish import client, publish_site
-from oya.store.writer import INDEX_FILE, publish_index
+from oya.store.schema import INDEX_FILE
+from oya.store.writer import publish_index
 from oya.terminal import safe_text
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings, Progress

@@ -28,7 +28,8 @@ from rich.progress import (
 from oya.build.ownership import LOG_FILE, claim_output
 from oya.build.stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
 from oya.errors import OyaError
-from oya.store.writer import Index, publish_index
+from oya.store.index import Index
+from oya.store.writer import publish_index
 
 
 def run_build(

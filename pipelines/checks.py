@@ -24,7 +24,7 @@ from oya.core.records import Chunk
 from oya.site.assets import site_file
 from oya.site.checks import broken_links, files_with_secrets, golden_mismatches
 from oya.store.health import index_health
-from oya.store.writer import Index
+from oya.store.index import Index
 from pipelines.assets import chunks, search_index, wiki_site
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings

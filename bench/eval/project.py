@@ -25,7 +25,8 @@ from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
 from oya.embedding.embedder import Embedder
 from oya.settings import CachePaths
-from oya.store.writer import SCHEMA_VERSION, Index
+from oya.store.index import Index
+from oya.store.schema import SCHEMA_VERSION
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
 from .prose_queries import ProseQuery, collect_prose_queries

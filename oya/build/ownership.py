@@ -36,7 +36,8 @@ from oya.chunking.clean import CACHE_FILE as CLEAN_CHUNKS_FILE
 from oya.errors import OutputNotOursError, OyaError, RepositoryError, SiteError
 from oya.scanning.reader import OUTPUT_MARKER, SITE_MARKER
 from oya.scanning.scan_cache import CACHE_FILE as SCAN_FILE
-from oya.store.writer import INDEX_FILE, WHOLE_SIZE_FILE, is_oya_index
+from oya.store.schema import INDEX_FILE, WHOLE_SIZE_FILE
+from oya.store.writer import is_oya_index
 
 LOG_FILE = "build.log"  # the build's log, in the output folder (pipelines.build)
 LOCK_FILE = ".oya.lock"  # oya.build.lock's; only a build's output folder holds one

@@ -1,6 +1,6 @@
 """The embedding cache: vectors by ``sha256(model_id + text)`` in one SQLite file per model,
-shared by every index (``oya.settings.CachePaths.embeddings``). Part of the store: only
-``oya.store.writer`` and its ``store_*`` modules run SQL.
+shared by every index (``oya.settings.CachePaths.embeddings``). Besides the modules of
+``oya.store``, the one module that runs SQL (the import contract names both).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from oya.core.pipeline import retrieve
 from oya.core.results import RetrievalResult
 from oya.embedding.embedder import MINILM_ID, MINILM_INT8_ID, Embedder, HashingEmbedder, OnnxMiniLMEmbedder
 from oya.errors import OyaError, QueryError
-from oya.store.writer import DuckBM25Channel, Index, MatrixVectorChannel
+from oya.store.backends import DuckBM25Channel, MatrixVectorChannel
+from oya.store.index import Index
 
 
 def embedder_for(model_id: str) -> Embedder | None:

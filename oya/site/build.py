@@ -44,7 +44,7 @@ from oya.site.render import (
     render_wiki_pages,
 )
 from oya.site.reuse import link_or_copy
-from oya.store.writer import Index
+from oya.store.index import Index
 
 STATIC_DIR = TEMPLATE_DIR / "static"
 BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.embedding.model_export)

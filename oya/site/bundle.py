@@ -49,7 +49,8 @@ from oya.core.bundle_format import (
 )
 from oya.core.results import page_url
 from oya.store.export import bm25_doc_lens, bm25_posting_columns, bm25_term_names, graph_rows
-from oya.store.writer import Index, chunk_tokens
+from oya.store.index import Index
+from oya.store.writer import chunk_tokens
 
 # index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
 _META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")

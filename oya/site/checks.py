@@ -37,7 +37,7 @@ from oya.core.pipeline import retrieve
 from oya.core.results import RetrievalResult
 from oya.query.searcher import index_channels
 from oya.scanning.redact import find_credentials
-from oya.store.writer import Index
+from oya.store.index import Index
 
 _LINK = re.compile(r'\b(?:href|src)="([^"]*)"')
 # only inside real tags: a code page shows `href="{url}"` as text (its "<" escaped, quotes not)

@@ -46,7 +46,7 @@ from oya.site.nav import NAV_DIR, tree_script
 from oya.site.package_data import TEMPLATE_DIR
 from oya.site.pages import Page, SiteData, architecture_page, dir_pages, overview_page
 from oya.site.symbolindex import symbol_pages
-from oya.store.writer import Index
+from oya.store.index import Index
 
 PAGE_KEYS_FILE = "pages.json"
 KEYS_VERSION = 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oya.store.writer import Index
+from oya.store.index import Index
 
 # The index's BM25 tables hold exactly these postings (``oya.store.writer`` counts the same stored tokens),
 # so they are read from there as numpy columns instead of splitting and counting every chunk's

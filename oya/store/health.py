@@ -12,7 +12,7 @@ this looks at the tables, not at the loaded graph.
 
 from dataclasses import asdict, dataclass
 
-from oya.store.writer import Index
+from oya.store.index import Index
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from pathlib import Path
 import duckdb
 
 from oya.core.records import Chunk
-from oya.store.writer import CHUNK_COLS, INDEX_FILE, SCHEMA_VERSION, chunk_from_row
+from oya.store.index import CHUNK_COLS, chunk_from_row
+from oya.store.schema import INDEX_FILE, SCHEMA_VERSION
 
 # -- the key ------------------------------------------------------------------------------------
 # Modules whose code decides a file's parse, chunks or tokens, or the rows a patched index keeps
@@ -45,7 +46,9 @@ _MODULES = (
     "oya.graph.parsing.tags",
     "oya.graph.parsing.languages",
     "oya.chunking.chunks",
+    "oya.store.schema",
     "oya.store.writer",
+    "oya.store.index",
     "oya.store.patch",
 )
 _PACKAGES = (

@@ -18,7 +18,7 @@ from oya.build.leftovers import INDEX_TEMP, remove_build_leftovers
 from oya.build.lock import LOCK_FILE
 from oya.build.ownership import OUTPUT_MARKER, claim_output
 from oya.build.progress import ProgressLog, format_duration
-from oya.store.writer import Index
+from oya.store.index import Index
 from pipelines.build import run_build
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 from oya.build.stats import RECORDS, AssetStats, BuildStats, BuildSummary
 from oya.cli import print_build_summary
 from oya.scanning.reader import scan_repository
-from oya.store.writer import Index
+from oya.store.index import Index
 from pipelines.assets import INDEX_ASSETS, SITE_ASSETS, _metadata
 from pipelines.build import run_build
 

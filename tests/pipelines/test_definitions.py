@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from oya.build.stats import BuildSummary
-from oya.store.writer import Index
+from oya.store.index import Index
 from pipelines.build import run_build
 from pipelines.definitions import defs
 

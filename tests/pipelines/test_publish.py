@@ -19,7 +19,7 @@ from oya.build.lock import LOCK_FILE
 from oya.build.ownership import OUTPUT_MARKER
 from oya.errors import OyaError
 from oya.query.searcher import Searcher
-from oya.store.writer import INDEX_FILE, STAGED_SUFFIX
+from oya.store.schema import INDEX_FILE, STAGED_SUFFIX
 from pipelines import assets
 from pipelines.build import run_build
 
