@@ -41,7 +41,8 @@ sys.path[:0] = [str(ROOT), str(BENCH_DIR), str(ROOT / "tests")]
 from corpus import fetch_project  # noqa: E402
 from secret_corpus import NEGATIVES, POSITIVES, TOKENS  # noqa: E402
 
-from oya.scanning.reader import detect_language, scan_repository  # noqa: E402
+from oya.scanning.languages import detect_language  # noqa: E402
+from oya.scanning.reader import scan_repository  # noqa: E402
 from oya.scanning.redact import find_secrets, redact  # noqa: E402
 
 RESULTS = BENCH_DIR / "results"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from oya.core.records import Chunk
-from oya.scanning.reader import detect_language
+from oya.scanning.languages import detect_language
 from oya.scanning.redact import find_secrets, redact_path
 from oya.scanning.scan_cache import CODE_KEY, write_record
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from oya.core.records import Node
 from oya.models import ParsedFile
-from oya.scanning.reader import detect_language
+from oya.scanning.languages import detect_language
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 IMPORT_MODULE = 1.0

@@ -6,9 +6,10 @@ Theory of operation:
   commit: ``git ls-files --cached --others --exclude-standard`` run from ``root``, plus
   one more call listing what .gitignore hides, so ignored directories can be reported.
   Anywhere else the tree is walked with ``os.scandir`` and every ``.gitignore`` is
-  honoured relative to its own directory, the deepest matching rule winning, as in git.
+  honoured relative to its own directory, the deepest matching rule winning, as in git
+  (``oya.scanning.ignores``).
 * Pruning. Built-in ignores (``.git``, ``node_modules``, ``.venv``, ``build``, lock files,
-  minified bundles ...), gitignored directories and directories deeper than ``max_depth``
+  minified bundles ...: ``oya.scanning.ignores``), gitignored directories and directories deeper than ``max_depth``
   are reported once, as the directory, and never descended into.
 * Paths. A path longer than ``MAX_PATH_BYTES`` (UTF-8) is skipped as ``too-long-path``, a
   folder once, as the folder: every page of the wiki lives at ``<site>/files/<path>.html`` (or
@@ -26,7 +27,8 @@ Theory of operation:
   is recorded as ``secret`` under the path with the token masked (``oya.scanning.redact.redact_path``).
 * Reading. Each accepted file is read once: the raw bytes give the size and the sha256
   (of the redacted text when something was redacted), the strict UTF-8 decode (BOM
-  stripped) gives the text, newlines are normalised to ``\\n``.
+  stripped) gives the text, newlines are normalised to ``\\n``; the file's name gives its
+  language (``oya.scanning.languages``).
 * Determinism. Files and skips are sorted by repository-relative POSIX path, and each
   path appears at most once.
 
@@ -38,7 +40,6 @@ binary (NUL byte), not-utf8, empty, unsupported, secret (mostly secrets).
 from __future__ import annotations
 
 import fnmatch
-import functools
 import hashlib
 import os
 import re
@@ -47,14 +48,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-import pathspec
-
 from oya.errors import RepositoryError
 from oya.models import ScanResult, SkippedFile, SourceFile
 from oya.scanning.gitview import find_work_tree, git_ls_files, ignored_by_enclosing_tree
+from oya.scanning.ignores import Specs, builtin_ignore, gitignored, load_gitignore
+from oya.scanning.languages import BINARY_EXTS, detect_language, split_ext
 from oya.scanning.redact import redact, redact_path
 
-__all__ = ["scan_repository", "detect_language"]
+__all__ = ["scan_repository"]
 
 _NUL_WINDOW = 8192
 _OUTPUT_DETAIL = "Oya's own output folder"
@@ -63,56 +64,6 @@ _OUTPUT_DETAIL = "Oya's own output folder"
 OUTPUT_MARKER = ".oya-output"
 SITE_MARKER = ".oya-site"
 MAX_PATH_BYTES = 1024  # a repository-relative path, UTF-8 (see "Paths" above)
-
-# --- built-in ignores -------------------------------------------------------------------
-
-_IGNORED_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".venv",
-        "venv",
-        "env",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        "build",
-        "dist",
-        "site-packages",
-        ".idea",
-        ".vscode",
-    }
-)
-_IGNORED_FILES = frozenset(
-    {
-        ".git",  # a worktree or submodule's gitfile
-        ".DS_Store",
-        "package-lock.json",
-        "npm-shrinkwrap.json",
-        "yarn.lock",
-        "pnpm-lock.yaml",
-        "poetry.lock",
-        "uv.lock",
-        "Pipfile.lock",
-        "pdm.lock",
-        "Cargo.lock",
-        "Gemfile.lock",
-        "composer.lock",
-    }
-)
-
-
-def _builtin_ignore(name: str, is_dir: bool) -> bool:
-    if is_dir:
-        return name in _IGNORED_DIRS or name.endswith(".egg-info")
-    return name in _IGNORED_FILES or name.endswith((".min.js", ".min.css", ".map"))
-
 
 # --- secrets by name --------------------------------------------------------------------
 
@@ -170,99 +121,6 @@ def _redacted(rel: str, raw: bytes, text: str, language: str) -> SourceFile | Sk
     return SourceFile(rel, language, len(raw), digest, n_lines, red.text, tuple(red.counts.items()))
 
 
-# --- binary and language ----------------------------------------------------------------
-
-_BINARY_EXTS = frozenset(
-    """
-    png jpg jpeg gif bmp ico icns webp tif tiff psd xcf heic avif
-    zip tar gz tgz bz2 xz lz lzma zst 7z rar jar war ear
-    pyc pyo pyd so dylib dll exe o a lib obj class wasm whl egg
-    pdf doc docx xls xlsx ppt pptx odt ods odp epub
-    woff woff2 ttf otf eot
-    db sqlite sqlite3 duckdb parquet arrow feather avro orc npy npz pkl pickle joblib h5 hdf5
-    onnx gguf ggml bin pt pth safetensors ckpt tflite pb
-    mp3 mp4 m4a wav ogg flac aac avi mov mkv webm
-    iso img dmg deb rpm msi apk
-    """.split()
-)
-
-_LANG_BY_EXT = {
-    "py": "python",
-    "pyi": "python",
-    "md": "markdown",
-    "markdown": "markdown",
-    "rst": "rst",
-    "txt": "text",
-    "toml": "toml",
-    "yaml": "yaml",
-    "yml": "yaml",
-    "json": "json",
-    "ini": "ini",
-    "cfg": "ini",
-    "sh": "shell",
-    "bash": "shell",
-    "zsh": "shell",
-    "js": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "jsx": "javascript",
-    "ts": "typescript",
-    "tsx": "tsx",
-    "mts": "typescript",
-    "cts": "typescript",
-    "go": "go",
-    "rs": "rust",
-    "java": "java",
-    "c": "c",
-    "h": "c",
-    "cpp": "cpp",
-    "cc": "cpp",
-    "cxx": "cpp",
-    "hpp": "cpp",
-    "hh": "cpp",
-    "hxx": "cpp",
-    "rb": "ruby",
-    "cs": "csharp",
-    "php": "php",
-    "kt": "kotlin",
-    "kts": "kotlin",
-    "swift": "swift",
-    "scala": "scala",
-    "html": "html",
-    "htm": "html",
-    "css": "css",
-    "sql": "sql",
-    "mk": "makefile",
-    "dockerfile": "dockerfile",
-}
-_TEXT_NAMES = frozenset(
-    {"LICENSE", "LICENCE", "COPYING", "NOTICE", "README", "CHANGES", "CHANGELOG", "HISTORY", "AUTHORS"}
-    | {"CONTRIBUTORS"}
-)
-_LANG_BY_NAME = {"makefile": "makefile", "gnumakefile": "makefile", "dockerfile": "dockerfile"}
-
-
-def _split_ext(name: str) -> str:
-    dot = name.rfind(".")
-    return name[dot + 1 :].lower() if dot > 0 else ""
-
-
-def detect_language(path: str) -> str | None:
-    """The language Oya indexes ``path`` as, from its extension or name; None if none."""
-    name = path.rsplit("/", 1)[-1]
-    ext = _split_ext(name)
-    if ext in _LANG_BY_EXT:
-        return _LANG_BY_EXT[ext]
-    low = name.lower()
-    if low in _LANG_BY_NAME:
-        return _LANG_BY_NAME[low]
-    if low.startswith("dockerfile."):
-        return "dockerfile"
-    if not ext and name.upper() in _TEXT_NAMES:
-        return "text"
-    return None
-
-
 # --- reading one file -------------------------------------------------------------------
 
 
@@ -295,7 +153,7 @@ def _checked_by_name_and_size(rel: str, size: int, max_file_bytes: int) -> bool:
     """Whether the verdicts given before any byte is read (name, extension, size) skip the file."""
     name = rel.rsplit("/", 1)[-1]
     return (
-        bool(_SECRET_NAME_RE.match(name.lower())) or _split_ext(name) in _BINARY_EXTS or size > max_file_bytes
+        bool(_SECRET_NAME_RE.match(name.lower())) or split_ext(name) in BINARY_EXTS or size > max_file_bytes
     )
 
 
@@ -322,8 +180,8 @@ def _read_new(abs_path: str, rel: str, size: int, max_file_bytes: int) -> Source
     name = rel.rsplit("/", 1)[-1]
     if _SECRET_NAME_RE.match(name.lower()):
         return SkippedFile(rel, "secret", "file name looks like a secret")
-    ext = _split_ext(name)
-    if ext in _BINARY_EXTS:
+    ext = split_ext(name)
+    if ext in BINARY_EXTS:
         return SkippedFile(rel, "binary", f"binary extension .{ext}")
     if size > max_file_bytes:
         return SkippedFile(rel, "too-large", f"{size} bytes, over the {max_file_bytes}-byte limit")
@@ -407,7 +265,7 @@ def _pruned_dir(parts: list[str], max_depth: int, outputs: _Outputs) -> tuple[st
     for i, part in enumerate(parts[:-1]):
         if outputs.holds("/".join(parts[: i + 1])):
             return "/".join(parts[: i + 1]), "ignored", _OUTPUT_DETAIL
-        if _builtin_ignore(part, is_dir=True):
+        if builtin_ignore(part, is_dir=True):
             return "/".join(parts[: i + 1]), "ignored", f"built-in ignore {part}"
         if i + 1 > max_depth:
             return "/".join(parts[: i + 1]), "too-deep", f"deeper than {max_depth} directories"
@@ -461,7 +319,7 @@ def _scan_git(
         pruned = _pruned_dir(parts, max_depth, outputs)
         if pruned is not None:
             out.skip(*pruned)
-        elif _builtin_ignore(parts[-1], is_dir=entry.endswith("/")):
+        elif builtin_ignore(parts[-1], is_dir=entry.endswith("/")):
             out.skip("/".join(parts), "ignored", f"built-in ignore {parts[-1]}")
         else:
             out.skip("/".join(parts), "ignored", ".gitignore")
@@ -479,7 +337,7 @@ def _scan_git(
         if rel.endswith("/"):  # git lists an untracked nested repository as "dir/"
             out.skip(rel.rstrip("/"), "ignored", "nested git repository")
             continue
-        if _builtin_ignore(parts[-1], is_dir=False):
+        if builtin_ignore(parts[-1], is_dir=False):
             out.skip(rel, "ignored", f"built-in ignore {parts[-1]}")
             continue
         long = _too_long(rel)
@@ -514,72 +372,11 @@ def _scan_git(
 
 
 # --- walk mode --------------------------------------------------------------------------
-
-_Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
-
-
-def _last_match(spec: pathspec.GitIgnoreSpec, folder: str) -> bool | None:
-    """Git's rule for one folder (``"a/b/"``) in one .gitignore: the last pattern that matches the
-    folder itself decides.
-
-    pathspec's expressions are made for files: a pattern's ``ps_d`` group also matches any path
-    inside a matching folder, and ``x/**`` becomes the prefix ``^x/``. So a pattern with ``ps_d``
-    names the folder only when it matches up to the folder's final slash, and one without
-    (``x/**``, ``**/e/**``, ``*``) only when it matches the start of the folder's path with
-    something left over: ``x/**`` holds ``x/y`` but not ``x`` itself, as in git."""
-    for pattern in reversed(spec.patterns):
-        if pattern.include is None or pattern.regex is None:
-            continue
-        if _folder_regex(pattern.regex).search(folder) is not None:
-            return bool(pattern.include)
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _folder_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
-    tail = r"\Z" if "ps_d" in regex.groupindex else r".+\Z"
-    return re.compile(f"(?:{regex.pattern}){tail}", regex.flags)
-
-
-def _gitignored(specs: _Specs, rel: str, is_dir: bool) -> bool:
-    """Whether git ignores ``rel``, whose parent folders the walk already let through.
-
-    The deepest .gitignore with a matching pattern decides, as in git. A folder is judged by the
-    last pattern matching ``folder/``: GitIgnoreSpec's own ranking, made for files inside
-    excluded folders, would let ``*`` outrank a later ``!*/`` and hide every folder. A file is
-    judged by GitIgnoreSpec, where a folder pattern cannot re-include what a file pattern hid."""
-    for base, spec in reversed(specs):
-        sub = rel[len(base) :]
-        verdict = _last_match(spec, sub + "/") if is_dir else spec.check_file(sub).include
-        if verdict is not None:
-            return verdict
-    return False
-
-
-_GITIGNORE_MAX_BYTES = 1_000_000
-
-
-def _gitignore_line(line: str) -> str:
-    # pathspec reads "x/**/" as the folder x itself; git, as the folders inside x ("x/**/*/")
-    return line.rstrip() + "*/" if line.rstrip().endswith("/**/") and line.strip() != "/**/" else line
-
-
-def _load_gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read(_GITIGNORE_MAX_BYTES)
-    except OSError:
-        return None
-    lines = raw.decode("utf-8", "replace").splitlines()
-    return pathspec.GitIgnoreSpec.from_lines([_gitignore_line(line) for line in lines])
-
-
 def _scan_walk(
     root: Path, max_file_bytes: int, max_depth: int, known: KnownFiles | None, outputs: _Outputs
 ) -> ScanResult:
     out = _Collector()
-    stack: list[tuple[str, str, int, _Specs]] = [(os.fspath(root), "", 0, ())]
+    stack: list[tuple[str, str, int, Specs]] = [(os.fspath(root), "", 0, ())]
     while stack:
         dir_abs, prefix, depth, specs = stack.pop()
         try:
@@ -592,7 +389,7 @@ def _scan_walk(
             continue
         for entry in entries:
             if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
-                spec = _load_gitignore(entry.path)
+                spec = load_gitignore(entry.path)
                 if spec is not None:
                     specs = (*specs, (prefix, spec))
         for entry in entries:
@@ -601,9 +398,9 @@ def _scan_walk(
             long = _too_long(rel)
             if is_dir and outputs.holds(rel):
                 out.skip(rel, "ignored", _OUTPUT_DETAIL)
-            elif _builtin_ignore(entry.name, is_dir):
+            elif builtin_ignore(entry.name, is_dir):
                 out.skip(rel, "ignored", f"built-in ignore {entry.name}")
-            elif specs and _gitignored(specs, rel, is_dir):
+            elif specs and gitignored(specs, rel, is_dir):
                 out.skip(rel, "ignored", ".gitignore")
             elif entry.is_symlink():
                 out.skip(rel, "symlink", "symlinks are not followed")

@@ -34,6 +34,8 @@ from oya.store.schema import INDEX_FILE, SCHEMA_VERSION
 # parsers' packages.
 _MODULES = (
     "oya.scanning.reader",
+    "oya.scanning.languages",
+    "oya.scanning.ignores",
     "oya.scanning.redact",
     "oya.graph.reuse",
     "oya.store.previous",

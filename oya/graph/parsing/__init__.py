@@ -2,7 +2,7 @@
 
 A parser turns a ``SourceFile`` into a ``ParsedFile`` (symbols as ``Node`` records plus
 unresolved ``Reference``s); ``oya.graph.build`` resolves the references across files.
-``oya.scanning.reader`` names a file's language from its extension; languages are plain strings checked
+``oya.scanning.languages`` names a file's language from its extension; languages are plain strings checked
 against this registry, so adding one is a call to ``register`` with a factory. Python has its
 own parser (``oya.graph.parsing.python``); every other language is a tags query run by
 ``oya.graph.parsing.tags`` (``oya.graph.parsing.languages``). A factory runs once, on first use, and its
