@@ -78,6 +78,7 @@ def build(
     repo: Path, out_dir: Path | None, embedder: str, cache_dir: Path | None, site: bool, quiet: bool
 ) -> None:
     """Index REPO (default: the current directory) through the Dagster asset job."""
+    from oya.build.progress import ProgressBars
     from pipelines.build import run_build
 
     if not repo.exists():
@@ -90,7 +91,7 @@ def build(
         embedder=embedder,
         cache_dir=cache_dir,
         with_site=site,
-        console=None if quiet else err_console,
+        progress=None if quiet else ProgressBars(err_console),
     )
     print_build_summary(summary)
 

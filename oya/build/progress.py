@@ -1,8 +1,10 @@
-"""Progress of long build steps as log lines: "chunk_embeddings: 4,000/10,481 embedded, ETA 1m20s".
+"""Progress of long build steps: a live bar per step in the terminal, and log lines such as
+"chunk_embeddings: 4,000/10,481 embedded, ETA 1m20s".
 
 Theory of operation:
 
-* The terminal gets a live bar from ``pipelines.build`` (rich, with an ETA column). Dagster's log (and so
+* The terminal gets ``ProgressBars`` (rich, with an ETA column), which ``oya build`` hands to
+  ``pipelines.build.run_build``. Dagster's log (and so
   its UI, and the build's log file) gets lines, and those must stay few: a step of 10,000 chunks
   must not write 10,000 lines. ``ProgressLog`` writes the first update, then one whenever another
   tenth of the total is done or ``every_seconds`` have passed, whichever comes first, and always
@@ -19,6 +21,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 
 def format_duration(seconds: float) -> str:
@@ -78,3 +92,38 @@ class ProgressLog:
         if done >= total or progressed <= 0 or elapsed < self.min_seconds:
             return None
         return (total - done) * elapsed / progressed
+
+
+class ProgressBars:
+    """The terminal's live display of a build: one bar per step, with its count, elapsed time and
+    ETA, gone once the build ends. A new step means the steps before it are done, so their bars
+    are filled. Use it as a context manager around the build; ``update`` is what the build's
+    ``Progress`` resource calls."""
+
+    def __init__(self, console: Console) -> None:
+        self._bar = Progress(
+            TextColumn("[bold]{task.description:<18}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        )
+        self._tasks: dict[str, TaskID] = {}
+
+    def update(self, step: str, done: int, total: int) -> None:
+        bar, tasks = self._bar, self._tasks
+        if step not in tasks:
+            for tid in tasks.values():  # a new step means the previous ones are done
+                bar.update(tid, completed=bar.tasks[tid].total)
+            tasks[step] = bar.add_task(step, total=max(total, 1))
+        bar.update(tasks[step], completed=done, total=max(total, 1))
+
+    def __enter__(self) -> ProgressBars:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._bar.stop()
