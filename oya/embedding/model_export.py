@@ -136,7 +136,8 @@ def _write_tokenizer(source: Path, dest: Path) -> None:
 
 def export_query_model(cache_dir: Path | None = None) -> Path:
     """Return a model folder: config, tokenizer, ``onnx/model_quantized.onnx`` (int8: transformers.js
-    in the browser and ``oya.embedding.embedder.OnnxMiniLMEmbedder`` in the pipeline) and ``onnx/model.onnx`` (fp32).
+    in the browser and ``oya.embedding.embedder.OnnxMiniLMEmbedder`` in the pipeline) and
+    ``onnx/model.onnx`` (fp32).
 
     Exported once per version key under ``cache_dir/models/<key>/``; later calls return the cached folder.
     """

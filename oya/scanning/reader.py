@@ -9,8 +9,8 @@ Theory of operation:
   honoured relative to its own directory, the deepest matching rule winning, as in git
   (``oya.scanning.ignores``).
 * Pruning. Built-in ignores (``.git``, ``node_modules``, ``.venv``, ``build``, lock files,
-  minified bundles ...: ``oya.scanning.ignores``), gitignored directories and directories deeper than ``max_depth``
-  are reported once, as the directory, and never descended into.
+  minified bundles ...: ``oya.scanning.ignores``), gitignored directories and directories
+  deeper than ``max_depth`` are reported once, as the directory, and never descended into.
 * Paths. A path longer than ``MAX_PATH_BYTES`` (UTF-8) is skipped as ``too-long-path``, a
   folder once, as the folder: every page of the wiki lives at ``<site>/files/<path>.html`` (or
   ``dirs/``, ``parts/``), and the system limits a whole path to 4,095 bytes, so a path Git
