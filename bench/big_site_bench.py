@@ -137,7 +137,7 @@ def same_ranking(
 
     Appends to ``requests`` what the browser's worker would send the core for each question."""
     from oya.core.bundle import load_bundle
-    from oya.searcher import Searcher
+    from oya.query.searcher import Searcher
 
     bundle = load_bundle(site_file(site, "bundle/"))
     same_hits = same_files = 0

@@ -3,7 +3,7 @@ from navigation to the first answer in the Ask panel, on a cold and on a warm vi
 
 Theory of operation:
 
-* Server: the site on 127.0.0.1 (random port) by `oya serve`'s server (``oya.serve.make_server``,
+* Server: the site on 127.0.0.1 (random port) by `oya serve`'s server (``oya.site.serve.make_server``,
   ``--server oya``) or by the standard library's plain static server (``--server plain``, what
   ``python -m http.server`` runs), optionally under a sub-path (``--prefix /team/wiki/``: everything
   outside it is 404, as on a host that serves the wiki from a folder). The server counts every byte
@@ -57,9 +57,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from oya.serve import SiteRequestHandler, make_server  # noqa: E402
 from oya.site.browser import OFFLINE_CHROMIUM_ARGS, TEST_HOOKS, find_chromium  # noqa: E402
 from oya.site.build import STATIC_DIR  # noqa: E402
+from oya.site.serve import SiteRequestHandler, make_server  # noqa: E402
 
 CHROMIUM_ARGS = [*OFFLINE_CHROMIUM_ARGS, "--enable-precise-memory-info"]
 ANSWERED = ".ask-entry:not(.ask-pending)"

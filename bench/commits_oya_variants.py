@@ -26,7 +26,7 @@ from commits_report import view  # noqa: E402
 from commits_set import EvalSet, sample  # noqa: E402
 
 from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.searcher import Searcher  # noqa: E402
+from oya.query.searcher import Searcher  # noqa: E402
 
 BASE = RetrievalOptions(k=10)
 VARIANTS: dict[str, RetrievalOptions] = {

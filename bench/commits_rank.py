@@ -54,9 +54,9 @@ from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
 from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
-from oya.embed import Embedder
-from oya.searcher import Searcher, embedder_for, index_channels
-from oya.store import Index
+from oya.embedding.embedder import Embedder
+from oya.query.searcher import Searcher, embedder_for, index_channels
+from oya.store.index import Index
 
 RRF_K = 10
 FETCH = 100

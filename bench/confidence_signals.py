@@ -54,7 +54,7 @@ def search(s: Any, question: str) -> tuple[Any, dict[str, list[str]]]:
     from oya.core.filters import path_filter
     from oya.core.pipeline import default_pipeline, result_of, run
     from oya.core.stages import Query
-    from oya.searcher import index_channels
+    from oya.query.searcher import index_channels
 
     vector, reason = s.embed_query(question)
     pipe = default_pipeline(replace(RetrievalOptions(), k=10))
@@ -82,7 +82,7 @@ def search(s: Any, question: str) -> tuple[Any, dict[str, list[str]]]:
 
 
 def collect(queries: Sequence[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
-    from oya.searcher import Searcher
+    from oya.query.searcher import Searcher
 
     rows: list[dict[str, Any]] = []
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +122,8 @@ def collect_own(specs: Sequence[str], n: int) -> list[dict[str, Any]]:
 
     from oya.core.pipeline import retrieve
     from oya.core.vectors import decode_f32
-    from oya.embed import make_embedder
-    from oya.searcher import index_channels
+    from oya.embedding.embedder import make_embedder
+    from oya.query.searcher import index_channels
 
     embedder = make_embedder("minilm")
     rows: list[dict[str, Any]] = []

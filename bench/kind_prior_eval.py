@@ -34,8 +34,8 @@ from variants.no_kinds import without_kinds  # noqa: E402
 from oya.core.options import RetrievalOptions  # noqa: E402
 from oya.core.pipeline import default_pipeline, retrieve  # noqa: E402
 from oya.core.vectors import decode_f32  # noqa: E402
-from oya.embed import make_embedder  # noqa: E402
-from oya.searcher import index_channels  # noqa: E402
+from oya.embedding.embedder import make_embedder  # noqa: E402
+from oya.query.searcher import index_channels  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 VARIANTS = ("before", "after", "whole question")

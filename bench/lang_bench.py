@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oya.errors import ParseError
-from oya.graph_build import build_graph
+from oya.graph.build import build_graph
+from oya.graph.parsing import parser_for
 from oya.models import ParsedFile, SourceFile
-from oya.parsing import parser_for
-from oya.reader import scan_repository
+from oya.scanning.reader import scan_repository
 
 # language -> (repository, the languages of its files that count: TSX is TypeScript)
 PROJECTS = {

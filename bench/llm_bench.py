@@ -46,8 +46,8 @@ sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
 
 from corpus import CACHE_DIR, fetch_project, parse_spec  # noqa: E402
 
-from oya.llm import LlamaAnswerer, build_messages, find_model  # noqa: E402
-from oya.searcher import Searcher  # noqa: E402
+from oya.query.llm import LlamaAnswerer, build_messages, find_model  # noqa: E402
+from oya.query.searcher import Searcher  # noqa: E402
 
 QUESTIONS = BENCH_DIR / "llm_questions.json"
 RESULTS = BENCH_DIR / "results" / "llm_bench.json"

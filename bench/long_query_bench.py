@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from oya.core.answer import extractive_answer  # noqa: E402
 from oya.core.pipeline import retrieve  # noqa: E402
-from oya.searcher import Searcher, index_channels  # noqa: E402
+from oya.query.searcher import Searcher, index_channels  # noqa: E402
 
 LONGQ = HERE / ".cache" / "longq"
 SRC = LONGQ / "networkx-3.6.1"

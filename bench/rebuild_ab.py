@@ -9,7 +9,7 @@ Theory of operation:
   into the same folder. Only the second build is measured. Rounds alternate the variants, so a
   load spike hits both about equally; the load average is printed beside every row.
 * The corpus is copied 2.1 s before the first build, so its files are not "racy" for
-  ``oya.scan_cache`` (files changed < 2 s before a scan are read again by the next one).
+  ``oya.scanning.scan_cache`` (files changed < 2 s before a scan are read again by the next one).
 * Both variants use the same embedder and embedding cache, so embedding is the same small cost.
 * ``cpu`` is the build process's CPU seconds (all its threads) during ``run_build``: on a machine
   shared with other jobs it moves much less than wall seconds do.
@@ -102,7 +102,7 @@ def main() -> int:
                 repo, out = work / "repo", work / f"out-{name}-{rnd}"
                 shutil.rmtree(repo, ignore_errors=True)
                 shutil.copytree(src, repo)
-                time.sleep(2.1)  # past oya.scan_cache's racy window, as a repository's old files are
+                time.sleep(2.1)  # past oya.scanning.scan_cache's racy window, as a repository's old files are
                 build(root.resolve(), repo, out, args.embedder, cache, args.site)
                 path, marker = repo / EDIT[0], EDIT[1]
                 path.write_text(path.read_text().replace(marker, f"{marker}    _ab_edit = {rnd}\n", 1))

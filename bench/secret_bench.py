@@ -1,4 +1,4 @@
-"""The secret scanner's cost and its false positives: Oya's rules (oya.redact) against detect-secrets.
+"""The secret scanner's cost and its false positives: Oya's rules (oya.scanning.redact) against detect-secrets.
 
 Theory of operation:
 
@@ -6,7 +6,7 @@ Theory of operation:
   (about 700k lines) and networkx==3.6.1 (about 300k) by default. The files are the ones the
   reader lists (``scan_repository``: ignores, binaries, secret file names left out); their
   text is read again from disk, unredacted, since the reader returns it redacted.
-* Cost: ``oya.redact.redact`` on every file's text, best of ``--repeat`` passes, reported as
+* Cost: ``oya.scanning.redact.redact`` on every file's text, best of ``--repeat`` passes, reported as
   seconds per 100k lines. detect-secrets 1.5.0 (``SecretsCollection.scan_file`` with its
   default plugins and filters) is timed on the first ``--ds-lines`` lines' worth of files of
   each tree, once: it is about a hundred times slower, which is why it is not what Oya runs.
@@ -41,8 +41,9 @@ sys.path[:0] = [str(ROOT), str(BENCH_DIR), str(ROOT / "tests")]
 from corpus import fetch_project  # noqa: E402
 from secret_corpus import NEGATIVES, POSITIVES, TOKENS  # noqa: E402
 
-from oya.reader import detect_language, scan_repository  # noqa: E402
-from oya.redact import find_secrets, redact  # noqa: E402
+from oya.scanning.languages import detect_language  # noqa: E402
+from oya.scanning.reader import scan_repository  # noqa: E402
+from oya.scanning.redact import find_secrets, redact  # noqa: E402
 
 RESULTS = BENCH_DIR / "results"
 _EXT = {"yaml": ".yaml", "ini": ".cfg", "toml": ".toml", "json": ".json", "shell": ".sh", None: ".txt"}

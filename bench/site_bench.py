@@ -54,7 +54,6 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from corpus import fetch_project  # noqa: E402
 
-from oya.serve import make_server  # noqa: E402
 from oya.site.assets import site_file  # noqa: E402
 from oya.site.browser import (  # noqa: E402
     OFFLINE_CHROMIUM_ARGS,
@@ -63,6 +62,7 @@ from oya.site.browser import (  # noqa: E402
     missing_chromium_message,
     route_test_hooks,
 )
+from oya.site.serve import make_server  # noqa: E402
 
 WORK = BENCH_DIR / ".cache" / "site_bench"
 RESULTS = BENCH_DIR / "results" / "site_bench.json"

@@ -141,7 +141,7 @@ def run_project(name: str, reps: int) -> dict[str, Any]:
     out = WORK / name / "out"
     shutil.rmtree(out, ignore_errors=True)
     builds = {"full": _build(repo, out)}
-    from oya.store import Index
+    from oya.store.index import Index
 
     with Index(out) as index:
         files = index.files()

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from oya.build_stats import BuildSummary
+from oya.build.stats import BuildSummary
 from oya.errors import OyaError, QueryError, RepositoryError
 from oya.terminal import safe_text, styled
 
@@ -78,6 +78,7 @@ def build(
     repo: Path, out_dir: Path | None, embedder: str, cache_dir: Path | None, site: bool, quiet: bool
 ) -> None:
     """Index REPO (default: the current directory) through the Dagster asset job."""
+    from oya.build.progress import ProgressBars
     from pipelines.build import run_build
 
     if not repo.exists():
@@ -90,7 +91,7 @@ def build(
         embedder=embedder,
         cache_dir=cache_dir,
         with_site=site,
-        console=None if quiet else err_console,
+        progress=None if quiet else ProgressBars(err_console),
     )
     print_build_summary(summary)
 
@@ -133,7 +134,7 @@ def print_build_summary(summary: BuildSummary) -> None:
 
 # -- search / ask --------------------------------------------------------------------------
 def _open(index_dir: Path | None) -> Any:
-    from oya.searcher import Searcher
+    from oya.query.searcher import Searcher
 
     return Searcher.open(index_dir or Path(DEFAULT_INDEX))
 
@@ -299,7 +300,7 @@ def ask(
 def _answerer(use_llm: bool, model: Path | None, server: str | None, timeout: float) -> Any:
     """The model answerer the flags ask for, or None for the extractive answer."""
     if server:
-        from oya.llm import OpenAIServerAnswerer
+        from oya.query.llm import OpenAIServerAnswerer
 
         try:
             return OpenAIServerAnswerer(server, time_limit=timeout)
@@ -307,7 +308,7 @@ def _answerer(use_llm: bool, model: Path | None, server: str | None, timeout: fl
             raise click.BadParameter(str(exc), param_hint="--llm-server") from exc
     if not use_llm:
         return None
-    from oya.llm import INSTALL_HINT, LlamaAnswerer, llama_available
+    from oya.query.llm import INSTALL_HINT, LlamaAnswerer, llama_available
 
     if not llama_available():
         raise click.ClickException(INSTALL_HINT)
@@ -423,7 +424,7 @@ def print_answer(result: Any, answer: Any) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 def serve(site: Path | None, port: int, host: str) -> None:
     """Serve a built wiki SITE folder (default: ./.oya/site) on 127.0.0.1."""
-    from oya.serve import serve_site
+    from oya.site.serve import serve_site
 
     serve_site(site or Path(DEFAULT_INDEX) / "site", host=host, port=port, console=err_console)
 

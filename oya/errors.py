@@ -45,4 +45,4 @@ class OutputBusyError(OyaError):
 
 
 class OutputNotOursError(OyaError):
-    """A build would replace or delete a file or folder Oya cannot prove it wrote (oya.ownership)."""
+    """A build would replace or delete a file or folder Oya cannot prove it wrote (oya.build.ownership)."""

@@ -20,7 +20,7 @@ SKIP_REASONS = (
     "empty",  # zero bytes or only whitespace
     "symlink",  # a symlink (never followed: loops and escapes are impossible)
     "too-deep",  # nested deeper than the depth limit
-    "too-long-path",  # a path too long to become a wiki page (oya.reader.MAX_PATH_BYTES)
+    "too-long-path",  # a path too long to become a wiki page (oya.scanning.reader.MAX_PATH_BYTES)
     "unreadable",  # an OS error while reading
     "unsupported",  # a language Oya does not index
 )
@@ -35,7 +35,7 @@ class SourceFile:
     size: int
     sha256: str
     n_lines: int
-    text: str  # secret values already replaced by markers (oya.redact)
+    text: str  # secret values already replaced by markers (oya.scanning.redact)
     redactions: tuple[tuple[str, int], ...] = ()  # (rule, values replaced), by rule name
 
 

@@ -1,4 +1,4 @@
-"""Software-defined assets, in lineage order. Each calls one ``oya.indexing`` step and
+"""Software-defined assets, in lineage order. Each calls one ``oya.build.steps`` step and
 reports counts (and its own seconds) in metadata; no parsing, ranking or SQL here."""
 
 import time
@@ -8,8 +8,11 @@ from typing import Any
 
 from dagster import AssetExecutionContext, MetadataValue, Output, ResourceParam, asset
 
-from oya import indexing
-from oya.build_stats import (
+from oya.build import steps
+from oya.build.leftovers import remove_build_leftovers
+from oya.build.lock import output_lock
+from oya.build.ownership import claim_output
+from oya.build.stats import (
     PATH,
     AssetStats,
     ChunksStats,
@@ -22,14 +25,12 @@ from oya.build_stats import (
     WikiSiteStats,
 )
 from oya.core.records import Chunk
-from oya.leftovers import remove_build_leftovers
 from oya.models import ScanResult
-from oya.ownership import claim_output
 from oya.site.build import WikiPages, render_wiki_pages, swap_site, write_wiki_site
-from oya.store import INDEX_FILE, publish_index
+from oya.site.publish import client, publish_site
+from oya.store.schema import INDEX_FILE
+from oya.store.writer import publish_index
 from oya.terminal import safe_text
-from pipelines.lock import output_lock
-from pipelines.object_store import client, publish_site
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings, Progress
 
@@ -73,7 +74,7 @@ def source_files(
         removed = remove_build_leftovers(settings.out, settings.site, older_than=time.time())
     for name in removed:
         context.log.info(f"removed {name}, left behind by an interrupted build")
-    result = indexing.scan(
+    result = steps.scan(
         settings.repo, settings.max_file_bytes, settings.out, outputs=(settings.out, settings.site)
     )
     skips = result.skip_counts()
@@ -101,7 +102,7 @@ def source_files(
     )
     # the HEAD scanned (the sensor's run tag names the one it saw move), so each materialization
     # of a repository's partition says which commit it indexed
-    commit = indexing.repo_commit(settings.repo)
+    commit = steps.repo_commit(settings.repo)
     return Output(result, metadata={**_metadata(stats), "commit": commit or "(not a git work tree)"})
 
 
@@ -115,10 +116,10 @@ def code_graph(
     source_files: ScanResult,
     settings: ResourceParam[OyaSettings],
     progress: ResourceParam[Progress],
-) -> Output[indexing.CodeGraphData]:
+) -> Output[steps.CodeGraphData]:
     t0 = time.perf_counter()
     progress.update("code_graph", 0, 1)
-    graph = indexing.parse_and_link(
+    graph = steps.parse_and_link(
         source_files, settings.out, progress=progress.reporter(context, "code_graph", "files")
     )
     counts = graph.stats()
@@ -142,13 +143,13 @@ def code_graph(
 def chunks(
     context: AssetExecutionContext,
     source_files: ScanResult,
-    code_graph: indexing.CodeGraphData,
+    code_graph: steps.CodeGraphData,
     settings: ResourceParam[OyaSettings],
     progress: ResourceParam[Progress],
 ) -> Output[list[Chunk]]:
     t0 = time.perf_counter()
     progress.update("chunks", 0, 1)
-    out = indexing.make_chunks(
+    out = steps.make_chunks(
         source_files, code_graph, settings.out, progress=progress.reporter(context, "chunks", "files")
     )
     stats = ChunksStats(
@@ -171,11 +172,11 @@ def chunk_embeddings(
     chunks: list[Chunk],
     settings: ResourceParam[OyaSettings],
     progress: ResourceParam[Progress],
-) -> Output[indexing.EmbeddingData]:
+) -> Output[steps.EmbeddingData]:
     t0 = time.perf_counter()
     progress.update("chunk_embeddings", 0, 1)
     embedder = settings.make_embedder()
-    data = indexing.embed(
+    data = steps.embed(
         chunks,
         embedder,
         settings.cache.embeddings(embedder.model_id),
@@ -201,15 +202,15 @@ def search_index(
     context: AssetExecutionContext,
     settings: ResourceParam[OyaSettings],
     source_files: ScanResult,
-    code_graph: indexing.CodeGraphData,
+    code_graph: steps.CodeGraphData,
     chunks: list[Chunk],
-    chunk_embeddings: indexing.EmbeddingData,
+    chunk_embeddings: steps.EmbeddingData,
     progress: ResourceParam[Progress],
 ) -> Output[str]:
     t0 = time.perf_counter()
     progress.update("search_index", 0, 1)
     written: dict[str, int] = {}
-    path = indexing.write_search_index(
+    path = steps.write_search_index(
         settings.out,
         settings.repo,
         source_files,

@@ -1,5 +1,6 @@
-"""``oya build``: run the Dagster asset job in-process with a progress display and collect
-a summary: each asset's record (``oya.build_stats``), read back from its materialization.
+"""``oya build``: run the Dagster asset job in-process, showing its progress on the display it is
+given (``oya.build.progress.ProgressBars``), and collect a summary: each asset's record
+(``oya.build.stats``), read back from its materialization.
 
 Dagster's own log (every event, progress lines, a failure's stack trace) goes to ``build.log``
 in the index folder, not to the terminal: a failed build says why in one line and where the
@@ -8,6 +9,7 @@ log is. ``OYA_DEBUG=1`` also prints Dagster's error log, stack trace included.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -15,20 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
-from oya.build_stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
+from oya.build.ownership import LOG_FILE, claim_output
+from oya.build.progress import ProgressBars
+from oya.build.stats import RECORDS, AssetStats, BuildStats, BuildSummary, CheckResult
 from oya.errors import OyaError
-from oya.ownership import LOG_FILE, claim_output
-from oya.store import Index, publish_index
+from oya.store.index import Index
+from oya.store.writer import publish_index
 
 
 def run_build(
@@ -38,13 +32,13 @@ def run_build(
     embedder: str = "minilm",
     cache_dir: Path | None = None,
     with_site: bool = False,
-    console: Console | None = None,
+    progress: ProgressBars | None = None,
 ) -> BuildSummary:
     from dagster import DagsterInstance, materialize, mem_io_manager
 
+    from oya.build.lock import output_lock
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
     from pipelines.checks import INDEX_CHECKS, SITE_CHECKS
-    from pipelines.lock import output_lock
     from pipelines.repos import repos_partitions
     from pipelines.resources import OyaSettings
     from pipelines.resources import Progress as ProgressResource
@@ -55,30 +49,10 @@ def run_build(
         embedder=embedder,
         cache_dir=str(cache_dir) if cache_dir else "",
     )
-    bar = Progress(
-        TextColumn("[bold]{task.description:<18}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        disable=console is None,
-        transient=True,
-    )
-    tasks: dict[str, Any] = {}
-
-    def update(step: str, done: int, total: int) -> None:
-        if step not in tasks:
-            for tid in tasks.values():  # a new step means the previous ones are done
-                bar.update(tid, completed=bar.tasks[tid].total)
-            tasks[step] = bar.add_task(step, total=max(total, 1))
-        bar.update(tasks[step], completed=done, total=max(total, 1))
-
     assets: list[Any] = [*INDEX_ASSETS, *INDEX_CHECKS]
     if with_site:
         assets += [*SITE_ASSETS, *SITE_CHECKS]
-    # before anything is written (build.log included): nothing of the user's is replaced (oya.ownership)
+    # before anything is written (build.log included): nothing of the user's is replaced (oya.build.ownership)
     claim_output(settings.out, settings.site if with_site else None, repo=settings.repo)
     debug = bool(os.environ.get("OYA_DEBUG"))
     instance = DagsterInstance.ephemeral()
@@ -88,12 +62,12 @@ def run_build(
     instance.add_dynamic_partitions(repos_partitions.name, [partition])
     t0 = time.perf_counter()
     # one build per output folder at a time: a second `oya build` of it fails here at once
-    with output_lock(settings.out, wait=0), bar:
+    with output_lock(settings.out, wait=0), progress or contextlib.nullcontext():
         result = materialize(
             assets,
             resources={
                 "settings": settings,
-                "progress": ProgressResource(update),
+                "progress": ProgressResource(progress.update if progress else None),
                 "io_manager": mem_io_manager,
             },
             instance=instance,

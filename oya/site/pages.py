@@ -41,7 +41,7 @@ from oya.site.codeview import PAGE_CODE_BYTES, CodeSlice, split_parts
 from oya.site.entry_points import EntryPoint, find_entry_points
 from oya.site.hidden import HIDDEN_BYTES
 from oya.site.markup import parse_document, render_blocks
-from oya.store import Index
+from oya.store.index import Index
 
 DOC_LANGUAGES = ("markdown", "rst")
 DOC_RENDER_MAX_BYTES = 100_000  # longer documents are shown as (split) source, not rendered

@@ -46,7 +46,7 @@ from oya.site.nav import NAV_DIR, tree_script
 from oya.site.package_data import TEMPLATE_DIR
 from oya.site.pages import Page, SiteData, architecture_page, dir_pages, overview_page
 from oya.site.symbolindex import symbol_pages
-from oya.store import Index
+from oya.store.index import Index
 
 PAGE_KEYS_FILE = "pages.json"
 KEYS_VERSION = 1
@@ -135,8 +135,11 @@ def _context(data: SiteData, page: Page, tree_path: str) -> dict[str, Any]:
 
 
 # -- keys -----------------------------------------------------------------------------------------
-# modules of oya/site that write other parts of the site, never a page (any other module counts)
-_NOT_PAGE_CODE = frozenset({"build", "bundle", "browser", "core_wheel", "reuse", "vendor"})
+# modules of oya/site that write other parts of the site, or check, serve or publish a written
+# one: never a page (any other module counts)
+_NOT_PAGE_CODE = frozenset(
+    {"build", "bundle", "browser", "core_wheel", "reuse", "vendor", "checks", "serve", "publish"}
+)
 
 
 @cache

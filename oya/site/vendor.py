@@ -10,7 +10,7 @@ Theory of operation:
 * ``copy_runtime`` copies only the files the browser loads (a few MB of the ~700 MB install) into
   ``<site>/vendor/``, and reports bytes per group for the size report. Nothing is fetched from a CDN
   at run time: the pages point Pyodide and transformers.js at these copies. ``copy_model`` does the
-  same for the query model ``oya.model_export`` exported.
+  same for the query model ``oya.embedding.model_export`` exported.
 * The cache folder is passed in (``oya.settings.CachePaths``); alone, it is ``$OYA_CACHE_DIR`` or
   ``~/.cache/oya``.
 """
@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from oya.embedding.model_export import QUANTIZED
 from oya.errors import ModelError, SiteError
-from oya.model_export import QUANTIZED
 from oya.settings import default_cache_dir
 from oya.site.assets import site_file
 from oya.site.package_data import VENDOR_PINS_DIR

@@ -8,10 +8,10 @@ import textwrap
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oya.chunking import MAX_TOKENS, chunk_file, chunk_id, split_lines
+from oya.chunking.chunks import MAX_TOKENS, chunk_file, chunk_id, split_lines
 from oya.core.tokenize import count_tokens
+from oya.graph.parsing import parser_for
 from oya.models import SourceFile
-from oya.parsing import parser_for
 
 
 def source(path: str, text: str, language: str = "python") -> SourceFile:

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from oya.graph_build import (
+from oya.graph.build import (
     AMBIGUOUS_MAX,
     CONTAINS,
     IMPORT_MODULE,
@@ -17,8 +17,8 @@ from oya.graph_build import (
     build_graph,
     graph_stats,
 )
+from oya.graph.parsing import parser_for
 from oya.models import SourceFile
-from oya.parsing import parser_for
 
 
 def parse_all(files: dict[str, str]):

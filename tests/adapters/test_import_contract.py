@@ -50,14 +50,14 @@ def test_import_contract_catches_a_violation(tmp_path: Path) -> None:
 # (file to append to, the line appended, what the broken contract reports)
 LAYER_VIOLATIONS = {
     "oya imports pipelines": (
-        "oya/searcher.py",
+        "oya/query/searcher.py",
         "import pipelines.assets",
-        ["oya.searcher -> pipelines.assets"],
+        ["oya.query.searcher -> pipelines.assets"],
     ),
     "the indexing side imports the site": (
-        "oya/chunking.py",
+        "oya/graph/keys.py",
         "from oya.site import render",
-        ["oya.chunking -> oya.site.render"],
+        ["oya.graph is not allowed to import oya.site", "oya.graph.keys -> oya.site.render"],
     ),
     "SQL outside the store": ("oya/site/nav.py", "import duckdb", ["oya.site.nav -> duckdb"]),
     "an import cycle": (
@@ -67,16 +67,21 @@ LAYER_VIOLATIONS = {
     ),
 }
 
+# The site imports oya.build (what a build may write) and the build's steps import every package of
+# the indexing side, so an indexing package importing the site also closes a cycle of packages.
+BROKEN = {"the indexing side imports the site": "3 kept, 2 broken"}
+
 
 @pytest.mark.parametrize("rule", sorted(LAYER_VIOLATIONS))
 def test_each_layer_rule_catches_its_violation(rule: str, tmp_path: Path) -> None:
-    """Each layer contract fails once its rule is broken in a copy of the tree (and only that one)."""
+    """Each layer contract fails once its rule is broken in a copy of the tree (and only that one, but
+    for a violation that also closes a cycle: ``BROKEN``)."""
     target, line, expected = LAYER_VIOLATIONS[rule]
     path = copy_tree(tmp_path) / target
     path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
     proc = run([tool("lint-imports"), "--no-cache"], tmp_path)
     assert proc.returncode != 0, proc.stdout
-    assert "4 kept, 1 broken" in proc.stdout, proc.stdout[-3000:]
+    assert BROKEN.get(rule, "4 kept, 1 broken") in proc.stdout, proc.stdout[-3000:]
     for text in expected:
         assert text in proc.stdout, proc.stdout[-3000:]
 

@@ -23,7 +23,7 @@ from oya.cli import main
 from oya.core.answer import validate_citations
 from oya.core.options import RetrievalOptions
 from oya.core.results import RetrievalResult
-from oya.llm import (
+from oya.query.llm import (
     LLM_CONTEXT_BUDGET,
     LLM_DIAGRAM_BUDGET,
     AnswerTextStream,
@@ -37,7 +37,7 @@ from oya.llm import (
     render_context,
     smollm2_path,
 )
-from oya.searcher import Searcher
+from oya.query.searcher import Searcher
 from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
@@ -266,7 +266,7 @@ def test_answer_text_stream_waits_for_split_escapes() -> None:
 def test_cli_without_runtime_prints_one_install_line(
     index_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("oya.llm.llama_available", lambda: False)
+    monkeypatch.setattr("oya.query.llm.llama_available", lambda: False)
     r = CliRunner().invoke(main, ["ask", "--llm", QUESTION, "--index", str(index_dir)])
     assert r.exit_code != 0
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -332,7 +332,7 @@ def test_a_local_model_gets_a_smaller_context_than_a_server(index_dir: Path) -> 
 
 def test_generation_uses_every_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) -> None:
     for cpus, want in ((None, 1), (1, 1), (2, 2), (6, 6), (64, 8)):
-        monkeypatch.setattr("oya.llm.os.cpu_count", lambda cpus=cpus: cpus)
+        monkeypatch.setattr("oya.query.llm.os.cpu_count", lambda cpus=cpus: cpus)
         assert default_threads() == want
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from oya.build.steps import make_chunks, parse_and_link
 from oya.errors import ParseError
-from oya.indexing import make_chunks, parse_and_link
+from oya.graph.parsing import parser_for
 from oya.models import SourceFile
-from oya.parsing import parser_for
-from oya.reader import scan_repository
+from oya.scanning.reader import scan_repository
 
 BROKEN_JS = "export function ok() { return 1; }\n" + "}}} ((( class = = = ;;; {{\n" * 5 + "const x = [\n"
 

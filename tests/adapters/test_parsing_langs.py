@@ -3,7 +3,7 @@
 Each fixture under tests/fixtures/langs/<name> has a module with a documented type, members, a
 base type or interface, an import of another file and calls across files, so each language's
 module system (relative paths, packages, namespaces, includes, ``use`` paths) is exercised. The
-edge confidences are the graph's bands (oya/graph_build.py): 1.0 / 0.9 an import, 0.9 through an
+edge confidences are the graph's bands (oya/graph/build.py): 1.0 / 0.9 an import, 0.9 through an
 import binding, 0.8 the same scope or package, 0.5 a unique name, 0.3 and below ambiguous names.
 """
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from oya.graph_build import build_graph
-from oya.graph_keys import KeyIndex
+from oya.graph.build import build_graph
+from oya.graph.keys import KeyIndex
+from oya.graph.parsing import languages, parser_for
 from oya.models import ParsedFile
-from oya.parsing import languages, parser_for
-from oya.reader import scan_repository
+from oya.scanning.reader import scan_repository
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
 

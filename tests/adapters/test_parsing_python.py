@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
+from oya.graph.parsing import parser_for, register, supported_languages
+from oya.graph.parsing.python import module_name, resolve_relative
 from oya.models import SourceFile
-from oya.parsing import parser_for, register, supported_languages
-from oya.parsing.python import module_name, resolve_relative
 
 
 def source(path: str, text: str) -> SourceFile:

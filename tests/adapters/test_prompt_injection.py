@@ -24,8 +24,15 @@ from oya.cli import main
 from oya.core.answer import validate_citations
 from oya.core.options import RetrievalOptions
 from oya.core.results import RetrievalResult
-from oya.llm import LINK_REMOVED, LlamaAnswerer, build_messages, llama_available, render_context, smollm2_path
-from oya.searcher import Searcher
+from oya.query.llm import (
+    LINK_REMOVED,
+    LlamaAnswerer,
+    build_messages,
+    llama_available,
+    render_context,
+    smollm2_path,
+)
+from oya.query.searcher import Searcher
 from pipelines.build import run_build
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"

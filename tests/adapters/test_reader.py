@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from oya.errors import RepositoryError
 from oya.models import ScanResult, SkippedFile, SourceFile
-from oya.reader import MAX_PATH_BYTES, detect_language, scan_repository
+from oya.scanning.languages import detect_language
+from oya.scanning.reader import MAX_PATH_BYTES, scan_repository
 
 DEEP_PRUNED = "/".join(f"d{i:02d}" for i in range(41))  # first directory past max_depth=40
 

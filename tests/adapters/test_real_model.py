@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from oya.core.vectors import decode_f32, dot
-from oya.embed import OnnxMiniLMEmbedder
-from oya.searcher import Searcher
+from oya.embedding.embedder import OnnxMiniLMEmbedder
+from oya.query.searcher import Searcher
 from pipelines.build import run_build
 
 pytestmark = pytest.mark.slow

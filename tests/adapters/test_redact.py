@@ -1,4 +1,4 @@
-"""Secret redaction (oya.redact): a positive and negative corpus of secrets in many forms.
+"""Secret redaction (oya.scanning.redact): a positive and negative corpus of secrets in many forms.
 
 The corpus lives in tests/secret_corpus.py. Each positive carries a canary; after redaction
 it must be gone, the line count unchanged and the rest of the line intact.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from secret_corpus import B64, CANARY, NEGATIVES, PK_BEGIN, PK_END, POSITIVES, TOKENS, WORD_CANARY
 
-from oya.redact import MARKER, credential_value, find_secrets, redact, redact_path, secret_name
+from oya.scanning.redact import MARKER, credential_value, find_secrets, redact, redact_path, secret_name
 
 
 @pytest.mark.parametrize(("form", "language", "text", "rule"), POSITIVES, ids=[p[0] for p in POSITIVES])
@@ -181,7 +181,7 @@ def test_a_secret_inside_an_unquoted_value_is_found_without_quadratic_cost() -> 
         ("gh" + "p_" + CANARY + "0123456789abcdefghijklmnopq.txt", "«redacted:github_token».txt"),
         ("backup_" + "AK" + "IA" + "OYACANARY1234567.json", "backup_«redacted:aws_access_key_id».json"),
         ("keys/" + "sk" + "-live-" + CANARY + "0123456789abcdefghij/x.py", "keys/«redacted:openai_key»/x.py"),
-        ("oya/redact.py", "oya/redact.py"),
+        ("oya/scanning/redact.py", "oya/scanning/redact.py"),
         ("docs/AKIA_rotation.md", "docs/AKIA_rotation.md"),
     ],
 )

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from oya.serve import PAGE_CSP, SECURITY_HEADERS, SiteRequestHandler, host_allowed, make_server
 from oya.site.csp import CSP
+from oya.site.serve import PAGE_CSP, SECURITY_HEADERS, SiteRequestHandler, host_allowed, make_server
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # the file-BM25 variant
 
-import oya.store
-from oya.chunking import chunk_file
+import oya.store.backends
+import oya.store.writer
+from oya.chunking.chunks import chunk_file
 from oya.core.bm25 import BM25Index
 from oya.core.query import plan_query
 from oya.core.records import Chunk, Edge, Node
@@ -29,19 +30,14 @@ from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
 from oya.core.vectors import VectorIndex, encode_f32, normalize
 from oya.errors import IndexCorruptError, IndexMissingError
-from oya.graph_build import build_graph
+from oya.graph.build import build_graph
+from oya.graph.parsing import parser_for
 from oya.models import SkippedFile, SourceFile
-from oya.parsing import parser_for
-from oya.reader import scan_repository
-from oya.store import (
-    INDEX_FILE,
-    WHOLE_SIZE_FILE,
-    DuckBM25Channel,
-    Index,
-    MatrixVectorChannel,
-    chunk_tokens,
-    write_index,
-)
+from oya.scanning.reader import scan_repository
+from oya.store.backends import DuckBM25Channel, MatrixVectorChannel
+from oya.store.index import Index
+from oya.store.schema import INDEX_FILE, WHOLE_SIZE_FILE
+from oya.store.writer import chunk_tokens, write_index
 
 SAMPLE_REPO = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 DIM = 48
@@ -211,9 +207,9 @@ def test_duckdb_bm25_terms_are_literals_not_sql(corpus: Corpus, index: Index) ->
     """The terms are inlined into the SQL (bound parameters cost 80 ms for a long report): a term
     carrying quotes or SQL stays a term that matches nothing, and the others rank as before."""
     word = next(t for t in tokenize(corpus.chunks[0].text) if len(t) > 3)
-    plain = oya.store.bm25_sql(index.con, [word], 50)
+    plain = oya.store.backends.bm25_sql(index.con, [word], 50)
     hostile = ["x') OR 1=1 --", "'; DROP TABLE chunks; --", "it''s", word, "O'Reilly"]
-    assert plain and oya.store.bm25_sql(index.con, hostile, 50) == plain
+    assert plain and oya.store.backends.bm25_sql(index.con, hostile, 50) == plain
     assert index.con.execute("SELECT count(*) FROM chunks").fetchone() == (len(corpus.chunks),)
 
 
@@ -373,7 +369,7 @@ def small_index(out: Path, marker: str, embeddings: dict[str, object] | None = N
 
 
 def assert_intact(out: Path, marker: str) -> None:
-    # the index and the record of its size when written whole (oya.store.WHOLE_SIZE_FILE), nothing else
+    # the index and the record of its size when written whole (oya.store.schema.WHOLE_SIZE_FILE), nothing else
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted([INDEX_FILE, WHOLE_SIZE_FILE]), f"temporary files were left behind: {names}"
     with Index(out) as idx:
@@ -397,7 +393,7 @@ def test_failure_in_the_bm25_step_keeps_the_previous_index(
     def boom(con: duckdb.DuckDBPyConnection) -> None:
         raise RuntimeError("out of disk while writing the BM25 tables")
 
-    monkeypatch.setattr(oya.store, "_write_bm25_tables", boom)
+    monkeypatch.setattr(oya.store.writer, "_write_bm25_tables", boom)
     with pytest.raises(RuntimeError, match="out of disk"):
         small_index(tmp_path, "second_build")
     assert_intact(tmp_path, "first_build")

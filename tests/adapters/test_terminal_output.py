@@ -26,7 +26,7 @@ from fake_models import FakeLlama
 
 from oya import cli
 from oya.cli import main
-from oya.llm import LlamaAnswerer
+from oya.query.llm import LlamaAnswerer
 from oya.terminal import safe_text
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"

@@ -18,9 +18,9 @@ from dagster import DagsterInstance
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oya.gitview import find_work_tree, head_commit
-from oya.ownership import check_apart
-from oya.reader import scan_repository
+from oya.build.ownership import check_apart
+from oya.scanning.gitview import find_work_tree, head_commit
+from oya.scanning.reader import scan_repository
 from pipelines.definitions import build_definitions
 from pipelines.repos import OyaRepos, RepoEntry
 

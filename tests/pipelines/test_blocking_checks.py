@@ -16,7 +16,7 @@ import pytest
 from dagster import DagsterInstance
 from secret_corpus import NEGATIVES
 
-from oya import indexing
+from oya.build import steps
 from oya.errors import OyaError
 from oya.site.assets import site_file
 from oya.site.render import WikiPages
@@ -74,7 +74,7 @@ def test_a_good_build_passes_every_check(sample_repo: Path, tmp_path: Path) -> N
 
 def _lose_a_vector(monkeypatch: Any) -> None:
     """The fault: the index is written with one chunk left without its vector and one dangling edge."""
-    real = indexing.write_search_index
+    real = steps.write_search_index
 
     def broken(*args: Any, **kwargs: Any) -> Path:
         path = real(*args, **kwargs)
@@ -85,7 +85,7 @@ def _lose_a_vector(monkeypatch: Any) -> None:
             )
         return path
 
-    monkeypatch.setattr(indexing, "write_search_index", broken)
+    monkeypatch.setattr(steps, "write_search_index", broken)
 
 
 def test_an_inconsistent_index_blocks_the_site(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
@@ -224,7 +224,7 @@ def test_code_that_only_looks_like_secrets_publishes(sample_repo: Path, tmp_path
 
 def test_links_shown_as_code_are_not_links(tmp_path: Path) -> None:
     # a code page shows `href="{url}"` as text: its "<" is escaped, its quotes are not
-    from pipelines.site_checks import broken_links
+    from oya.site.checks import broken_links
 
     (tmp_path / "page.html").write_text(
         '<pre>return f\'&lt;a href="{escape(url)}"&gt;\' src="{root}x.js"</pre>'

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from oya.leftovers import INDEX_TEMP, remove_build_leftovers
-from oya.ownership import OUTPUT_MARKER, claim_output
-from oya.progress import ProgressLog, format_duration
-from oya.store import Index
+from oya.build.leftovers import INDEX_TEMP, remove_build_leftovers
+from oya.build.lock import LOCK_FILE
+from oya.build.ownership import OUTPUT_MARKER, claim_output
+from oya.build.progress import ProgressBars, ProgressLog, format_duration
+from oya.store.index import Index
 from pipelines.build import run_build
-from pipelines.lock import LOCK_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 KEPT = (LOCK_FILE, OUTPUT_MARKER)  # the dot files an output folder keeps between builds
@@ -206,9 +206,8 @@ def test_format_duration() -> None:
 def test_the_build_log_holds_progress_lines(sample_repo: Path, tmp_path: Path) -> None:
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
-    run_build(
-        sample_repo, tmp_path / "out", embedder="hashing", cache_dir=tmp_path / "cache", console=console
-    )
+    bars = ProgressBars(console)
+    run_build(sample_repo, tmp_path / "out", embedder="hashing", cache_dir=tmp_path / "cache", progress=bars)
     assert "chunk_embeddings" in screen.getvalue() and "ETA" in screen.getvalue()  # the live bars
     log = (tmp_path / "out" / "build.log").read_text()
     assert "code_graph: 9/9 files" in log and "chunks: 9/9 files" in log

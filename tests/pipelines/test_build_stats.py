@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from oya.build_stats import RECORDS, AssetStats, BuildStats, BuildSummary
+from oya.build.stats import RECORDS, AssetStats, BuildStats, BuildSummary
 from oya.cli import print_build_summary
-from oya.reader import scan_repository
-from oya.store import Index
+from oya.scanning.reader import scan_repository
+from oya.store.index import Index
 from pipelines.assets import INDEX_ASSETS, SITE_ASSETS, _metadata
 from pipelines.build import run_build
 

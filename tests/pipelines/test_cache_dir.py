@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from oya.embed import MINILM_INT8_ID
-from oya.model_export import MODEL_NAME, QUANTIZED, export_query_model
+from oya.embedding.embedder import MINILM_INT8_ID
+from oya.embedding.model_export import MODEL_NAME, QUANTIZED, export_query_model
 from oya.settings import CachePaths, default_cache_dir
 from oya.site.assets import site_file
 from oya.site.vendor import ensure_vendor

@@ -1,4 +1,4 @@
-"""The secrets check scans a chunk text once across builds (``oya.clean_chunks``) and still flags
+"""The secrets check scans a chunk text once across builds (``oya.chunking.clean``) and still flags
 every chunk holding a secret-looking string."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from oya import clean_chunks
-from oya.chunking import chunk_file
-from oya.clean_chunks import CACHE_FILE, chunks_with_secrets
+from oya.chunking import clean
+from oya.chunking.chunks import chunk_file
+from oya.chunking.clean import CACHE_FILE, chunks_with_secrets
 from oya.core.records import Chunk
-from oya.reader import scan_repository
+from oya.scanning.reader import scan_repository
 
 CANARY = "zq8" + "Vb3xKp" + "Tn4Lw7"  # assembled, so this file holds no secret
 
@@ -29,10 +29,8 @@ def test_clean_texts_are_remembered_and_a_secret_is_always_found(
     assert (tmp_path / CACHE_FILE).is_file()
 
     scanned: list[str] = []
-    real = clean_chunks.find_secrets
-    monkeypatch.setattr(
-        clean_chunks, "find_secrets", lambda text, lang: scanned.append(text) or real(text, lang)
-    )
+    real = clean.find_secrets
+    monkeypatch.setattr(clean, "find_secrets", lambda text, lang: scanned.append(text) or real(text, lang))
     assert chunks_with_secrets(chunks, tmp_path) == [] and scanned == []  # all known clean
 
     # the same chunk (path, id, content hash) with a secret in its text: keyed by text, so scanned
@@ -47,12 +45,10 @@ def test_a_record_made_by_other_code_is_not_used(
 ) -> None:
     chunks = _chunks(sample_repo)
     chunks_with_secrets(chunks, tmp_path)
-    monkeypatch.setattr(clean_chunks, "CODE_KEY", "other code")
+    monkeypatch.setattr(clean, "CODE_KEY", "other code")
     scanned: list[str] = []
-    real = clean_chunks.find_secrets
-    monkeypatch.setattr(
-        clean_chunks, "find_secrets", lambda text, lang: scanned.append(text) or real(text, lang)
-    )
+    real = clean.find_secrets
+    monkeypatch.setattr(clean, "find_secrets", lambda text, lang: scanned.append(text) or real(text, lang))
     chunks_with_secrets(chunks, tmp_path)
     assert len(scanned) == len(chunks)
 

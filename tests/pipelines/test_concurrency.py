@@ -18,15 +18,15 @@ from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
 from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
 from dagster._core.utils import make_new_run_id
 
+from oya.build.lock import LOCK_FILE
 from pipelines.definitions import build_definitions
-from pipelines.lock import LOCK_FILE
 from pipelines.repos import OyaRepos, RepoEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
 import sys, time
 from pathlib import Path
-from pipelines.lock import output_lock
+from oya.build.lock import output_lock
 with output_lock(Path(sys.argv[1]), wait=0):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from oya.build_stats import BuildSummary
-from oya.store import Index
+from oya.build.stats import BuildSummary
+from oya.store.index import Index
 from pipelines.build import run_build
 from pipelines.definitions import defs
 
@@ -96,7 +96,7 @@ def test_bad_repository_builds_and_reports_every_skip(
 
 
 def test_a_failed_build_keeps_the_previous_index(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
-    from oya import indexing
+    from oya.build import steps
 
     out = tmp_path / "idx"
     _build(sample_repo, out, tmp_path / "cache")
@@ -105,7 +105,7 @@ def test_a_failed_build_keeps_the_previous_index(sample_repo: Path, tmp_path: Pa
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(indexing, "make_chunks", boom)
+    monkeypatch.setattr(steps, "make_chunks", boom)
     with pytest.raises(Exception, match="disk full"):
         _build(sample_repo, out, tmp_path / "cache")
     assert (out / "index.duckdb").read_bytes() == before

@@ -10,20 +10,22 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from oya import indexing, reuse, store, store_patch
-from oya.build_stats import BuildSummary
-from oya.parsing import parser_for
-from oya.reader import scan_repository
-from oya.searcher import Searcher
+from oya.build import steps
+from oya.build.stats import BuildSummary
+from oya.graph import reuse
+from oya.graph.parsing import parser_for
+from oya.query.searcher import Searcher
+from oya.scanning.reader import scan_repository
 from oya.site.assets import site_file
 from oya.site.build import write_wiki_site
 from oya.site.render import render_wiki_pages
+from oya.store import patch, previous, writer
 from pipelines.build import run_build
 
 # meta rows that differ between any two builds (when, and which folder the repository was in)
 _VOLATILE_META = ("built_at",)
 # A patched index numbers new BM25 documents and terms after the old ones, a full build in order
-# (oya.store_patch): the BM25 tables are compared by chunk id and term instead of those labels.
+# (oya.store.patch): the BM25 tables are compared by chunk id and term instead of those labels.
 _BM25_BY_NAME = {
     "fts_main_chunks.docs": "SELECT name, len FROM fts_main_chunks.docs",
     "fts_main_chunks.dict": "SELECT term, df FROM fts_main_chunks.dict",
@@ -138,7 +140,7 @@ def test_change_delete_rename_rebuild_equals_a_build_from_scratch(
     sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the sample is small, so these three files are half its chunks: patch the index all the same
-    monkeypatch.setattr(store_patch, "MAX_CHANGED_SHARE", 1.0)
+    monkeypatch.setattr(patch, "MAX_CHANGED_SHARE", 1.0)
     out, cache, fresh = tmp_path / "idx", tmp_path / "cache", tmp_path / "fresh"
     _build(sample_repo, out, cache)
     _site(out, out / "site")
@@ -181,7 +183,7 @@ def test_a_patched_index_patched_again_equals_a_build_from_scratch(
 ) -> None:
     """New docids and termids are numbered after the largest ones: a second patch must still
     agree with a full build (and a term that comes back after leaving gets a new termid)."""
-    monkeypatch.setattr(store_patch, "MAX_CHANGED_SHARE", 1.0)
+    monkeypatch.setattr(patch, "MAX_CHANGED_SHARE", 1.0)
     out, cache = tmp_path / "idx", tmp_path / "cache"
     _build(sample_repo, out, cache)
     _change_delete_rename(sample_repo)
@@ -200,7 +202,7 @@ def test_an_index_grown_by_patches_is_written_whole_again(
 ) -> None:
     """Patched copies keep DuckDB's freed blocks: past MAX_GROWTH times the size of the last whole
     write, the next build writes the index whole (and records the new whole size)."""
-    monkeypatch.setattr(store_patch, "MAX_CHANGED_SHARE", 1.0)
+    monkeypatch.setattr(patch, "MAX_CHANGED_SHARE", 1.0)
     utils = sample_repo / "inventory" / "utils.py"
 
     def edit(n: int) -> None:
@@ -208,16 +210,16 @@ def test_an_index_grown_by_patches_is_written_whole_again(
 
     out, cache = tmp_path / "idx", tmp_path / "cache"
     _build(sample_repo, out, cache)
-    whole = int((out / store.WHOLE_SIZE_FILE).read_text())
+    whole = int((out / writer.WHOLE_SIZE_FILE).read_text())
     assert whole == (out / "index.duckdb").stat().st_size
     edit(1)
     assert _build(sample_repo, out, cache).stats.search_index.patched["patched"] == 1
-    monkeypatch.setattr(store, "MAX_GROWTH", 0.5)  # as if the file had grown past the limit
+    monkeypatch.setattr(writer, "MAX_GROWTH", 0.5)  # as if the file had grown past the limit
     edit(2)
     assert _build(sample_repo, out, cache).stats.search_index.patched == {"patched": 0}
-    assert int((out / store.WHOLE_SIZE_FILE).read_text()) == (out / "index.duckdb").stat().st_size
-    (out / store.WHOLE_SIZE_FILE).unlink()  # an index from before the record: written whole once
-    monkeypatch.setattr(store, "MAX_GROWTH", 3.0)
+    assert int((out / writer.WHOLE_SIZE_FILE).read_text()) == (out / "index.duckdb").stat().st_size
+    (out / writer.WHOLE_SIZE_FILE).unlink()  # an index from before the record: written whole once
+    monkeypatch.setattr(writer, "MAX_GROWTH", 3.0)
     edit(3)
     assert _build(sample_repo, out, cache).stats.search_index.patched == {"patched": 0}
 
@@ -229,8 +231,8 @@ def test_an_index_from_other_code_is_not_reused(
     _build(sample_repo, out, cache)
     assert _build(sample_repo, out, cache).stats.code_graph.parses_reused > 0
     # as if the parser or chunker had changed since the index was written
-    monkeypatch.setattr(reuse, "reuse_key", lambda: "another version of oya")
-    monkeypatch.setattr(indexing, "reuse_key", lambda: "another version of oya")  # what it records
+    monkeypatch.setattr(previous, "reuse_key", lambda: "another version of oya")
+    monkeypatch.setattr(steps, "reuse_key", lambda: "another version of oya")  # what it records
     again = _build(sample_repo, out, cache).stats
     assert again.code_graph.parses_reused == 0
     assert again.search_index.patched == {"patched": 0}  # nor is the index file patched

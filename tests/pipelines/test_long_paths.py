@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 from cli_runs import error_lines, oya_build, runtime_cache
 
-from oya.reader import MAX_PATH_BYTES
+from oya.scanning.reader import MAX_PATH_BYTES
 
 SEG = "d" * 250  # every name under the 255-byte limit
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from dagster import DagsterInstance
 
+from oya.site.publish import POINTER, PublishError, Target, client, publish_site
 from pipelines.definitions import build_definitions
-from pipelines.object_store import POINTER, PublishError, Target, client, publish_site
 from pipelines.repos import OyaRepos, RepoEntry
 
 BUCKET = "wikis"

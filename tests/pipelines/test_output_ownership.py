@@ -1,5 +1,5 @@
 """Nothing the user owns is deleted: ``oya build`` replaces only folders and files it can prove it
-wrote (``oya.ownership``), and refuses anything else in one line before writing a byte.
+wrote (``oya.build.ownership``), and refuses anything else in one line before writing a byte.
 
 The probe of issue 22: a web app's folder holds ``site/manifest.json`` (its PWA manifest) and
 ``oya build r --out r --site`` took it for an Oya site and deleted ``r/site/precious.txt``.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cli_runs import error_lines, oya_build, runtime_cache
 
-from oya.ownership import OUTPUT_MARKER, SITE_MARKER
+from oya.build.ownership import OUTPUT_MARKER, SITE_MARKER
 
 PWA_MANIFEST = {"name": "Precious", "short_name": "p", "start_url": "/", "display": "standalone", "icons": []}
 

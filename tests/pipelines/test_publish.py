@@ -14,14 +14,14 @@ import pytest
 from test_blocking_checks import _lose_a_vector, _run, _site
 from test_build_ops import ROOT, _big_repo, kill_when
 
-from oya import indexing
+from oya.build import steps
+from oya.build.lock import LOCK_FILE
+from oya.build.ownership import OUTPUT_MARKER
 from oya.errors import OyaError
-from oya.ownership import OUTPUT_MARKER
-from oya.searcher import Searcher
-from oya.store import INDEX_FILE, STAGED_SUFFIX
+from oya.query.searcher import Searcher
+from oya.store.schema import INDEX_FILE, STAGED_SUFFIX
 from pipelines import assets
 from pipelines.build import run_build
-from pipelines.lock import LOCK_FILE
 
 
 class Fault(RuntimeError):
@@ -56,11 +56,11 @@ def _after(real: Callable[..., Any]) -> Callable[..., Any]:
 
 # each asset with the function it calls: the fault raises in it (after writing, for the writers)
 FAULTS: list[tuple[str, Any, str, Callable[[Callable[..., Any]], Callable[..., Any]]]] = [
-    ("source_files", indexing, "scan", lambda real: _raise),
-    ("code_graph", indexing, "parse_and_link", lambda real: _raise),
-    ("chunks", indexing, "make_chunks", lambda real: _raise),
-    ("chunk_embeddings", indexing, "embed", lambda real: _raise),
-    ("search_index", indexing, "write_search_index", _after),
+    ("source_files", steps, "scan", lambda real: _raise),
+    ("code_graph", steps, "parse_and_link", lambda real: _raise),
+    ("chunks", steps, "make_chunks", lambda real: _raise),
+    ("chunk_embeddings", steps, "embed", lambda real: _raise),
+    ("search_index", steps, "write_search_index", _after),
     ("wiki_pages", assets, "render_wiki_pages", lambda real: _raise),
     ("wiki_site", assets, "write_wiki_site", lambda real: _raise),
     ("published_site", assets, "swap_site", lambda real: _raise),

@@ -110,7 +110,7 @@ def test_a_run_builds_only_its_partitions_repository(tmp_path: Path) -> None:
     assert (tmp_path / "out_alpha" / "index.duckdb").is_file()
     assert (tmp_path / "out_alpha" / "site" / "index.html").is_file()
     assert not (tmp_path / "out_beta").exists()
-    from oya.store import Index
+    from oya.store.index import Index
 
     with Index(tmp_path / "out_alpha") as idx:
         names = {n.name for n in idx.graph.nodes.values()}

@@ -1,4 +1,4 @@
-"""A rebuild takes files whose stat is unchanged from the previous index (``oya.scan_cache``)
+"""A rebuild takes files whose stat is unchanged from the previous index (``oya.scanning.scan_cache``)
 instead of reading them, and still sees every edit: the scan equals a scan from scratch."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from oya import scan_cache, secret_rules
-from oya.reader import scan_repository
-from oya.scan_cache import CACHE_FILE, StatCache
+from oya.scanning import scan_cache, secret_rules
+from oya.scanning.reader import scan_repository
+from oya.scanning.scan_cache import CACHE_FILE, StatCache
 from pipelines.build import run_build
 
 CANARY = "zq8" + "Vb3xKp" + "Tn4Lw7"  # assembled, so this file holds no secret

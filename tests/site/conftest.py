@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from oya.model_export import export_query_model
-from oya.serve import SiteRequestHandler, SiteServer
+from oya.embedding.model_export import export_query_model
 from oya.settings import default_cache_dir
 from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message, route_test_hooks
 from oya.site.core_wheel import build_core_wheel
+from oya.site.serve import SiteRequestHandler, SiteServer
 from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ class AskSite:
     def core_confidence(self, question: str) -> Any:
         """The confidence the CLI's core gives ``question`` on this site's index: the banner must
         show the same level, disclaimer and gaps (one structured answer, two renderings)."""
-        from oya.searcher import Searcher
+        from oya.query.searcher import Searcher
 
         with Searcher.open(self.index_dir) as searcher:
             return searcher.search(question).confidence

@@ -16,8 +16,8 @@ from pathlib import Path
 import brotli
 import pytest
 
-from oya.serve import IMMUTABLE, REVALIDATE, accepted_encodings, make_server
 from oya.site.assets import finish_assets, resolve, site_file
+from oya.site.serve import IMMUTABLE, REVALIDATE, accepted_encodings, make_server
 
 WASM = b"\0asm" + bytes(range(256)) * 400  # compressible, 100 kB
 PAGE = "<!doctype html><title>wiki</title>" + "<p>same words again</p>" * 200

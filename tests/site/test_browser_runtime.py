@@ -70,7 +70,7 @@ def test_query_embedding_matches_sentence_transformers(
     from sentence_transformers import SentenceTransformer
 
     from oya.core.vectors import decode_f32
-    from oya.embed import OnnxMiniLMEmbedder
+    from oya.embedding.embedder import OnnxMiniLMEmbedder
 
     _open(browser_page, site_server)
     result = browser_page.page.evaluate(EMBED_SCRIPT, {"base": site_server.url, "questions": QUESTIONS})

@@ -20,16 +20,16 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from oya.build.ownership import SITE_MANIFEST_KEYS, SITE_MARKER
+from oya.build.steps import embed, make_chunks, parse_and_link, scan, write_search_index
 from oya.core.results import page_url
-from oya.embed import HashingEmbedder
+from oya.embedding.embedder import HashingEmbedder
 from oya.errors import OutputNotOursError, SiteError
-from oya.indexing import embed, make_chunks, parse_and_link, scan, write_search_index
-from oya.ownership import SITE_MANIFEST_KEYS, SITE_MARKER
-from oya.serve import make_server, serve_site
 from oya.site import build as site_build
 from oya.site.build import build_site, render_wiki_pages, write_wiki_site
 from oya.site.csp import CSP
 from oya.site.markup import render_document, render_inline
+from oya.site.serve import make_server, serve_site
 
 SAMPLE_REPO = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 

@@ -301,7 +301,7 @@ def test_bundle_is_stored_gzipped_deterministically_and_decodes_to_the_same_answ
 
     from oya.core.bundle import INDEX_FILE, VECTORS_FILE, decode_bundle, load_bundle
     from oya.site.bundle import export_bundle
-    from oya.store import Index
+    from oya.store.index import Index
 
     index_dir = make_index(Path(shutil.copytree(SAMPLE_REPO, tmp_path / "repo")), tmp_path / "index")
     with Index(index_dir) as index:
