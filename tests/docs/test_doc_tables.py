@@ -17,22 +17,6 @@ from bench import doc_tables
 ROOT = doc_tables.ROOT
 DOCS = doc_tables.documents()
 
-# The code is being moved into one package per stage (oya/scanning, oya/graph, ...). The docs
-# already name the new paths; until the move lands in this tree, links into the new packages are
-# not checked. Remove this once oya/scanning/ exists: every link is then checked.
-NEW_LAYOUT = (
-    "oya/scanning",
-    "oya/graph",
-    "oya/chunking",
-    "oya/embedding",
-    "oya/store",
-    "oya/query",
-    "oya/build",
-    "oya/site/serve.py",
-    "oya/site/checks.py",
-    "oya/site/publish.py",
-)
-MOVED = not (ROOT / "oya" / "scanning").exists()
 
 _FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 _CODE = re.compile(r"`[^`\n]*`")
@@ -68,8 +52,7 @@ def _broken_links(doc: Path, root: Path = ROOT) -> list[str]:
         if rel is None:
             broken.append(f"{target} (outside the repository)")
         elif not dest.exists():
-            if not (MOVED and rel.startswith(NEW_LAYOUT)):
-                broken.append(f"{target} (no such file)")
+            broken.append(f"{target} (no such file)")
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
             broken.append(f"{target} (no heading #{anchor})")
     return broken
