@@ -23,6 +23,7 @@ SKIP_REASONS = (
     "too-long-path",  # a path too long to become a wiki page (oya.scanning.reader.MAX_PATH_BYTES)
     "unreadable",  # an OS error while reading
     "unsupported",  # a language Oya does not index
+    "generated-docs",  # HTML a documentation generator wrote (javadoc, Doxygen): never indexed file by file
 )
 
 
@@ -50,10 +51,28 @@ class SkippedFile:
             raise ValueError(f"skip reason must be one of {', '.join(SKIP_REASONS)}; got {self.reason!r}")
 
 
+# where a file comes from when it is not source a maintainer edits (oya.scanning.provenance)
+ORIGINS = ("generated", "vendored", "amalgamated", "copy", "declaration")
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """A file that is not the source a maintainer edits: one of ``ORIGINS``, and why."""
+
+    origin: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {', '.join(ORIGINS)}; got {self.origin!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class ScanResult:
     files: tuple[SourceFile, ...]
     skipped: tuple[SkippedFile, ...]
+    # path -> origin, for the files that are not source (generated, vendored, copies)
+    origins: dict[str, Provenance] = field(default_factory=dict)
 
     def redaction_counts(self) -> dict[str, int]:
         """Secret values replaced across all files, by rule."""

@@ -173,6 +173,7 @@ def write_search_index(
         out_dir,
         files=scan_result.files,
         skipped=scan_result.skipped,
+        origins=scan_result.origins,
         chunks=chunks,
         embeddings=embeddings.vectors,
         nodes=graph.nodes,

@@ -51,6 +51,7 @@ from oya.core.bundle_format import (
     column,
     decode_chunks,
     decode_graph,
+    decode_origins,
     decode_vectors,
     dequantize,
     get_table,
@@ -90,10 +91,11 @@ class Bundle:
         vector_scales: Sequence[float] = (),
         vector_data: bytes = b"",
         vector_offsets: tuple[int, int] | None = None,
+        origins: Mapping[str, str] | None = None,
     ) -> None:
         self.meta = dict(meta)
         self.chunks = list(chunks)
-        self.corpus = MemoryCorpus(self.chunks)
+        self.corpus = MemoryCorpus(self.chunks, origins)
         self.bm25 = bm25
         # one lexical channel for every question: it keeps the whole-file BM25's per-index tables
         # (file lengths, chunk -> file) instead of building them again for each question
@@ -266,6 +268,7 @@ def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bund
         doc.get("vectors"), inflate(vectors) if vectors is not None else None, ids
     )
     return Bundle(
+        origins=decode_origins(doc, paths),
         meta=doc.get("meta") or {},
         chunks=chunks,
         bm25=bm25,

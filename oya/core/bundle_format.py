@@ -138,6 +138,18 @@ def decode_graph(doc: Mapping[str, Any], paths: list[str]) -> tuple[list[str], C
     return node_ids, CodeGraph(nodes, edges)
 
 
+def decode_origins(doc: Mapping[str, Any], paths: list[str]) -> dict[str, str]:
+    """Path -> origin of the files that are not source (absent in a bundle of a repository with
+    none, and in bundles written before origins were kept)."""
+    table = doc.get("origins")
+    if table is None:
+        return {}
+    if not isinstance(table, Mapping):
+        raise BundleError("the bundle's origins are not a table")
+    at = column(table, "path", None)
+    return {paths[i]: str(o) for i, o in zip(at, column(table, "origin", len(at)), strict=True)}
+
+
 def decode_chunks(ct: Mapping[str, Any], paths: list[str], node_ids: list[str]) -> list[Chunk]:
     """Chunks, their ids and content hashes computed by the indexer's own formulas."""
     return [

@@ -43,12 +43,18 @@ class Corpus(Protocol):
 
     def chunk_paths(self) -> Mapping[str, str]: ...
 
+    def file_origins(self) -> Mapping[str, str]:
+        """Path -> origin of the files that are not source a maintainer edits (generated,
+        vendored, amalgamated, a copy, declarations: ``oya.scanning.provenance``)."""
+        ...
+
 
 class MemoryCorpus:
     """All chunks in memory (the browser bundle, tests, small indexes)."""
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+    def __init__(self, chunks: Sequence[Chunk], origins: Mapping[str, str] | None = None) -> None:
         self.chunks = {c.id: c for c in chunks}
+        self._origins = dict(origins or {})
         self._by_node: dict[str, list[str]] = {}
         for c in sorted(chunks, key=lambda c: (c.path, c.start_line, c.id)):
             if c.node_id:
@@ -63,6 +69,9 @@ class MemoryCorpus:
 
     def chunk_paths(self) -> Mapping[str, str]:
         return self._paths
+
+    def file_origins(self) -> Mapping[str, str]:
+        return self._origins
 
 
 class UnavailableChannel:

@@ -13,7 +13,7 @@ Kinds: ``source`` is code in a programming language outside test/doc/example fol
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -30,10 +30,12 @@ HIT_DEMOTED = (*NON_CODE, "other")
 SOURCE_EXTS = frozenset(
     """
     py pyi go rs ts tsx mts cts js mjs cjs jsx java kt kts scala c h cc cpp cxx hpp hh hxx
-    m mm cs fs rb php swift dart lua pl pm r jl ex exs erl hs ml mli clj y l zig nim vue svelte
-    sh bash zsh fish ps1 sql
+    m mm cs fs rb php swift dart lua pl pm r jl ex exs erl hs ml mli clj y l zig nim vue svelte sql
     """.split()
 )
+# not here: shell scripts (.sh, .bash, .ps1...) are a project's build, release and CI tooling (gin's
+# vet.sh), not the code a bug report is about: they are "other", after the code, unless the
+# question names scripts (issue 24)
 DOC_EXTS = frozenset("md markdown rst txt adoc asciidoc textile rdoc org pod html htm tex".split())
 _CHANGELOG = re.compile(r"^(change(s|log)?|history|news|release[-_ ]?notes?|releases|upgrad(e|ing))\b", re.I)
 _DOC_DIRS = frozenset("doc docs documentation example examples sample samples sandbox demo demos".split())
@@ -108,7 +110,7 @@ _ASKS = {
     "other": re.compile(
         r"\b(config(uration)?|settings|makefile|cmake|build (file|script|system)s?|docker(file)?|ya?ml|"
         r"toml|ini|json|gradle|maven|pom|npm|package\.json|cargo|go\.mod|pyproject|setup\.(py|cfg)|ci|"
-        r"workflows?)\b",
+        r"workflows?|(shell )?scripts?|bash|powershell)\b",
         re.I,
     ),
 }
@@ -128,21 +130,36 @@ def mentions_tests(question: str) -> bool:
     return _ASKS["test"].search(question) is not None
 
 
+def unnamed_copies(origins: Mapping[str, str], paths: Iterable[str], question: str) -> frozenset[str]:
+    """Those of ``paths`` that are not source (``origins``: generated, vendored, amalgamated,
+    copies) and that ``question`` does not name by their path: they rank after the source they
+    copy. A name alone is not enough: ``json.hpp`` is the source's name too."""
+    if not origins:
+        return frozenset()
+    low = question.lower()
+    return frozenset(p for p in paths if p in origins and p.lower() not in low)
+
+
 def first_line(question: str) -> str:
     """The subject line: the part of a question that decides which kinds it asks for."""
     return question.strip().split("\n", 1)[0]
 
 
 def code_first(
-    items: Sequence[T], path: Callable[[T], str], question: str, demoted: Sequence[str] = DEMOTED
+    items: Sequence[T],
+    path: Callable[[T], str],
+    question: str,
+    demoted: Sequence[str] = DEMOTED,
+    copies: Container[str] = (),
 ) -> list[T]:
-    """``items`` with those whose file is of a ``demoted`` kind ``question`` does not ask about
-    moved after the rest, order kept inside each group (a hard prior: code first)."""
+    """``items`` with those whose file is of a ``demoted`` kind ``question`` does not ask about,
+    or one of ``copies``, moved after the rest, order kept inside each group (a hard prior: code
+    first, and the source before its copies)."""
     asked = asked_kinds(question)
     low = {k for k in demoted if k not in asked}
-    if not low:
+    if not low and not copies:
         return list(items)
-    kinds = [file_kind(path(x)) in low for x in items]
+    kinds = [path(x) in copies or file_kind(path(x)) in low for x in items]
     return [x for x, k in zip(items, kinds, strict=True) if not k] + [
         x for x, k in zip(items, kinds, strict=True) if k
     ]

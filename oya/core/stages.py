@@ -26,7 +26,7 @@ from oya.core.files import rank_files
 from oya.core.filters import promote_clear_winner, weigh_tests
 from oya.core.fusion import Fused, fuse
 from oya.core.graph import CodeGraph, Subgraph
-from oya.core.kinds import code_first, first_line, mentions_tests
+from oya.core.kinds import code_first, first_line, mentions_tests, unnamed_copies
 from oya.core.query import QueryPlan
 from oya.core.records import Node
 from oya.core.results import ChannelReport, Context, FileHit, Hit
@@ -183,10 +183,15 @@ def order_kinds(q: Query, c: Candidates, *, demoted: Sequence[str], hit_demoted:
     """The ranked files with those of a ``demoted`` kind (tests, docs, change logs, templates,
     build files) after the code files, and the candidate chunks of a ``hit_demoted`` kind after
     the code's, unless the question's first line asks for that kind (a fix description or a
-    behaviour question asks for code; issue 16 items 7 and 8)."""
+    behaviour question asks for code; issue 16 items 7 and 8). Files that are not source
+    (generated, vendored, amalgamated, copies: the corpus's ``file_origins``) go after too,
+    files and chunks, unless the question names their path (issue 24)."""
     subject = first_line(q.question)
-    files = tuple(code_first(c.files, _path, subject, demoted))
-    pool = tuple(code_first(c.pool, _hit_path, subject, hit_demoted)) if hit_demoted else c.pool
+    origins = q.corpus.file_origins()
+    paths = {f.path for f in c.files} | {h.chunk.path for h in c.pool}
+    copies = unnamed_copies(origins, paths, q.question)
+    files = tuple(code_first(c.files, _path, subject, demoted, copies))
+    pool = tuple(code_first(c.pool, _hit_path, subject, hit_demoted, copies)) if hit_demoted else c.pool
     return replace(c, files=files, pool=pool)
 
 

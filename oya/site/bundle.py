@@ -192,6 +192,11 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
         ),
     }
 
+    origins = index.file_origins()
+    if origins:  # the files that are not source rank after it in the browser too (oya.core.kinds)
+        listed = sorted(p for p in origins if p in path_pos)
+        doc["origins"] = {"path": [path_pos[p] for p in listed], "origin": [origins[p] for p in listed]}
+
     chunk_pos = {c.id: i for i, c in enumerate(chunks)}
     blobs = sorted(
         ((chunk_pos[cid], blob) for cid, blob in index.embedding_blobs() if cid in chunk_pos),

@@ -217,6 +217,7 @@ def file_page(data: SiteData, f: FileEntry) -> Page:
     page.context = {
         "file": f,
         "hidden": data.hidden_count(f.path),
+        "origin": data.origin(f.path),
         "part": None,
         "parts": _parts_nav(data, f, 0),
         "docstring": module.docstring if module else "",
@@ -255,6 +256,7 @@ def part_pages(data: SiteData, f: FileEntry) -> list[Page]:
         page.context = {
             "file": f,
             "hidden": data.hidden_count(f.path),
+            "origin": data.origin(f.path),
             "part": k + 1,
             "parts": _parts_nav(data, f, k),
             "symbols": _symbols(data, f, starts[k], ends[k]),

@@ -66,6 +66,16 @@ class FileEntry:
         return posixpath.basename(self.path)
 
 
+# how a file page names a file that is not source (oya.scanning.provenance)
+ORIGIN_LABELS = {
+    "generated": "Generated code",
+    "vendored": "Vendored code",
+    "amalgamated": "A single-file build of other files",
+    "copy": "A copy",
+    "declaration": "Type declarations",
+}
+
+
 @dataclass
 class Page:
     path: str  # output file, relative to the site root, unquoted
@@ -138,6 +148,7 @@ class SiteData:
         self._urls: dict[tuple[str, int], str] = {}  # (path, part) -> its page's URL
         self._texts: dict[str, str] | None = None
         self._hidden: dict[str, int] = {}
+        self._origins = index.origins()
         self.entry_points: list[EntryPoint] = find_entry_points(self)
 
     def _ensure_dir(self, d: str) -> tuple[list[str], list[FileEntry]]:
@@ -151,6 +162,13 @@ class SiteData:
         if self._texts is None:
             self._texts = self.index.file_texts()
         return self._texts.get(path, "")
+
+    def origin(self, path: str) -> dict[str, str] | None:
+        """What the file is when it is not source (generated, vendored, a copy...), for its page."""
+        found = self._origins.get(path)
+        if found is None:
+            return None
+        return {"label": ORIGIN_LABELS[found.origin], "reason": found.reason}
 
     def hidden_count(self, path: str) -> int:
         """How many characters that hide or reorder text the file holds (``oya.core.hidden``)."""

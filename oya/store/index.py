@@ -16,7 +16,7 @@ import duckdb
 from oya.core.graph import CodeGraph
 from oya.core.records import Chunk, Edge, Node
 from oya.errors import IndexCorruptError, IndexMissingError
-from oya.models import SkippedFile
+from oya.models import Provenance, SkippedFile
 from oya.store.schema import INDEX_FILE, SCHEMA_VERSION
 
 
@@ -75,6 +75,7 @@ class Index:
         self._graph: CodeGraph | None = None
         self._paths: dict[str, str] | None = None
         self._by_node: dict[str, list[str]] | None = None
+        self._origins: dict[str, Provenance] | None = None
         self.has_fts = bool(
             self.con.execute(
                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'fts_main_chunks'"
@@ -180,6 +181,21 @@ class Index:
                 "SELECT path, reason, detail FROM skipped ORDER BY path"
             ).fetchall()
         ]
+
+    def origins(self) -> dict[str, Provenance]:
+        """Path -> origin of every file that is not source (``oya.scanning.provenance``); empty
+        for an index written before origins were kept."""
+        if self._origins is None:
+            try:
+                rows = self.con.execute("SELECT path, origin, reason FROM origins").fetchall()
+            except duckdb.CatalogException:
+                rows = []
+            self._origins = {str(p): Provenance(str(o), str(r)) for p, o, r in rows}
+        return self._origins
+
+    def file_origins(self) -> Mapping[str, str]:
+        """Path -> origin (the corpus's view, ``oya.core.channels.Corpus``)."""
+        return {p: v.origin for p, v in self.origins().items()}
 
     def stats(self) -> IndexStats:
         def count(table: str) -> int:

@@ -10,7 +10,7 @@ Theory of operation:
   vector by the chunk's content hash and the model — and the rows that vanished or changed are
   deleted, the new ones inserted. PageRank moves every node's centrality a little with any
   edit, so a node whose only change is its centrality gets that one column updated. ``meta``
-  and ``skipped`` are small and replaced whole. (Replacing ``nodes`` and ``edges`` whole cost
+  ``skipped`` and ``origins`` are small and replaced whole. (Replacing ``nodes`` and ``edges`` whole cost
   networkx 1 s of a 1.5 s patch: 32k rows through JSON.)
 * BM25's tables are patched too: removed chunks' documents and postings go, their terms' ``df``
   drop; new chunks get new docids after the largest one, new terms new termids after the
@@ -28,14 +28,15 @@ Theory of operation:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from oya.core.records import Chunk, Edge, Node
-from oya.models import SkippedFile, SourceFile
+from oya.models import Provenance, SkippedFile, SourceFile
+from oya.store.schema import LATER_TABLES
 
 Insert = Callable[[duckdb.DuckDBPyConnection, str, Iterable[tuple[object, ...]], Path], None]
 
@@ -51,9 +52,16 @@ def usable(con: duckdb.DuckDBPyConnection, meta: Mapping[str, str]) -> bool:
         has_bm25 = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'fts_main_chunks'"
         ).fetchone()
+        tables = {
+            str(t) for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
     except duckdb.Error:
         return False
-    return bool(has_bm25 and has_bm25[0] == 3) and all(old.get(k) == meta.get(k) for k in _MUST_MATCH)
+    return (
+        bool(has_bm25 and has_bm25[0] == 3)
+        and tables.issuperset(LATER_TABLES)
+        and all(old.get(k) == meta.get(k) for k in _MUST_MATCH)
+    )
 
 
 def _changed_chunks(con: duckdb.DuckDBPyConnection, chunks: Sequence[Chunk]) -> tuple[list[str], list[Chunk]]:
@@ -193,6 +201,11 @@ class IndexRows:
     meta: Mapping[str, str]
     parsed: Mapping[str, bytes]  # path -> encoded parse (oya.graph.reuse)
     tokens: Callable[[Sequence[Chunk]], Mapping[str, str]]  # the known tokens of chunks to write
+    origins: Mapping[str, Provenance] = field(default_factory=dict)  # files that are not source
+
+    def origin_rows(self) -> Iterator[tuple[str, str, str]]:
+        for path, p in sorted(self.origins.items()):
+            yield path, p.origin, p.reason
 
 
 def patch(
@@ -217,7 +230,7 @@ def patch(
     _delete(con, "chunks", "id", gone_chunks)
     _delete(con, "embeddings", "chunk_id", gone_chunks)
     _delete(con, "parsed_files", "path", gone_parses)
-    for table in ("meta", "skipped"):
+    for table in ("meta", "skipped", "origins"):
         con.execute(f"DELETE FROM {table}")
     con.execute("COMMIT")
     nodes_replaced = _sync_nodes(con, (node_row(n) for n in new.nodes), insert, work_dir)
@@ -226,6 +239,7 @@ def patch(
         ("meta", sorted(meta.items())),
         ("files", ((f.path, f.language, f.size, f.sha256, f.n_lines, f.text) for f in new_files)),
         ("skipped", ((s.path, s.reason, s.detail) for s in sorted(skipped, key=lambda s: s.path))),
+        ("origins", new.origin_rows()),
         ("chunks", chunk_rows(new_chunks)),
         ("embeddings", ((c.id, embeddings[c.id]) for c in new_chunks if c.id in embeddings)),
         ("parsed_files", new_parses),

@@ -10,3 +10,6 @@ INDEX_FILE = "index.duckdb"
 WHOLE_SIZE_FILE = "index.duckdb.whole-bytes"
 STAGED_SUFFIX = ".staged"  # a build's new index, beside the live one until its checks pass
 SCHEMA_VERSION = "2"
+# tables a version-2 index may lack (written by an older build); a reader treats them as empty,
+# and a rebuild writes such an index whole instead of patching it
+LATER_TABLES = ("origins",)

@@ -7,7 +7,8 @@ Theory of operation:
   never destroys the index that was already there.
 * Tables: ``meta``, ``files``, ``chunks`` (with ``tokens``: the core tokenizer's output,
   space-joined), ``embeddings`` (unit vectors as little-endian float32 BLOBs), ``nodes``, ``edges``,
-  ``skipped``, ``parsed_files`` (each file's parse as compressed JSON, which the next build reuses for the
+  ``skipped``, ``origins`` (the files that are not source: generated, vendored, copies; see
+  ``oya.scanning.provenance``), ``parsed_files`` (each file's parse as compressed JSON, which the next build reuses for the
   files that did not change; see ``oya.graph.reuse``).
 * BM25's statistics are plain SQL over ``chunks.tokens`` (split at spaces only, so the terms are
   exactly the core's tokens): ``fts_main_chunks.docs`` (docid = the chunk's rowid, name, len),
@@ -37,7 +38,7 @@ from oya.core.records import Chunk, Edge, Node
 from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 from oya.errors import OyaError
-from oya.models import SkippedFile, SourceFile
+from oya.models import Provenance, SkippedFile, SourceFile
 from oya.store import patch
 from oya.store.patch import IndexRows
 from oya.store.schema import INDEX_FILE, SCHEMA_VERSION, STAGED_SUFFIX, WHOLE_SIZE_FILE
@@ -51,6 +52,7 @@ CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE files (path VARCHAR PRIMARY KEY, language VARCHAR, size BIGINT, sha256 VARCHAR,
                     n_lines INTEGER, text VARCHAR);
 CREATE TABLE skipped (path VARCHAR, reason VARCHAR, detail VARCHAR);
+CREATE TABLE origins (path VARCHAR PRIMARY KEY, origin VARCHAR, reason VARCHAR);
 CREATE TABLE chunks (id VARCHAR PRIMARY KEY, path VARCHAR, kind VARCHAR, title VARCHAR,
                      start_line INTEGER, end_line INTEGER, text VARCHAR, content_hash VARCHAR,
                      n_tokens INTEGER, node_id VARCHAR, tokens VARCHAR);
@@ -89,7 +91,7 @@ DROP TABLE occurrences;
 """
 
 
-_WRITE_STEPS = 9  # what ``progress`` counts: the 8 tables, then the BM25 tables
+_WRITE_STEPS = 10  # what ``progress`` counts: the 9 tables, then the BM25 tables
 
 
 def _write_bm25_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -109,6 +111,7 @@ def write_index(
     dim: int,
     parsed: Mapping[str, bytes] | None = None,
     tokens: Callable[[Sequence[Chunk]], Mapping[str, str]] | None = None,
+    origins: Mapping[str, Provenance] | None = None,
     progress: Callable[[int, int], None] | None = None,
     report: dict[str, int] | None = None,
     stage: bool = False,
@@ -142,6 +145,7 @@ def write_index(
         meta={"schema_version": SCHEMA_VERSION, "dim": str(dim), **meta},
         parsed=parsed or {},
         tokens=tokens or _none_known,
+        origins=origins or {},
     )
     try:
         changed = _patched(final, tmp, rows)
@@ -269,6 +273,7 @@ def _write_new(tmp: Path, rows: IndexRows, progress: Callable[[int, int], None] 
             ("meta", sorted(rows.meta.items())),
             ("files", ((f.path, f.language, f.size, f.sha256, f.n_lines, f.text) for f in files)),
             ("skipped", ((s.path, s.reason, s.detail) for s in sorted(rows.skipped, key=_path))),
+            ("origins", rows.origin_rows()),
             ("chunks", _chunk_rows(ordered, rows)),
             ("nodes", (node_row(n) for n in sorted(rows.nodes, key=lambda n: n.id))),
             ("edges", ((e.source, e.target, e.kind, e.confidence) for e in edges)),

@@ -418,3 +418,42 @@ def test_tests_rank_below_the_code_they_test_unless_asked_for() -> None:
     assert top("reserve stock item test_reserve_stock") == "pkg/stock.py"
     assert mentions_tests("how is reserve_stock tested?")
     assert top("how is reserve_stock tested? test_reserve_stock item") == "tests/test_stock.py"
+
+
+def _copies_corpus(origins: dict[str, str]) -> tuple[list[BM25Channel], MemoryCorpus]:
+    text = "def parse_header(buffer): raise HeaderError('bad header length')"
+    chunks = [
+        make_chunk("single_include/lib.hpp", "parse_header", 1, text + " " + text),  # the copy says it twice
+        make_chunk("include/lib/header.hpp", "parse_header", 1, text),
+        make_chunk("include/lib/other.hpp", "other", 1, "def unrelated(): return 1"),
+    ]
+    bm25 = BM25Index.build((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
+    return [BM25Channel(bm25)], MemoryCorpus(chunks, origins)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_copy_ranks_after_the_source_unless_the_question_names_its_path(named: bool) -> None:
+    question = "HeaderError: bad header length from parse_header" + (
+        " in single_include/lib.hpp" if named else ""
+    )
+    channels, plain = _copies_corpus({})
+    before = retrieve(
+        question,
+        channels=channels,
+        graph=CodeGraph([], []),
+        corpus=plain,
+        options=RetrievalOptions(channels=("lexical",)),
+    )
+    assert [f.path for f in before.files][0] == "single_include/lib.hpp"  # the copy leads on words alone
+    channels, corpus = _copies_corpus({"single_include/lib.hpp": "amalgamated"})
+    result = retrieve(
+        question,
+        channels=channels,
+        graph=CodeGraph([], []),
+        corpus=corpus,
+        options=RetrievalOptions(channels=("lexical",)),
+    )
+    first = "single_include/lib.hpp" if named else "include/lib/header.hpp"
+    assert [f.path for f in result.files][0] == first
+    assert "single_include/lib.hpp" in [f.path for f in result.files]  # still searchable
+    assert (result.hits[0].chunk.path == "single_include/lib.hpp") == named  # the answer's chunks too

@@ -90,3 +90,14 @@ def test_code_first_keeps_order_inside_each_group() -> None:
         "CHANGES.md",
     ]
     assert code_first(paths, str, "x", demoted=()) == paths
+
+
+def test_shell_scripts_are_tooling_after_the_code_unless_asked_for() -> None:
+    paths = ["vet.sh", "scripts/release.bash", "gin.go"]
+    assert [file_kind(p) for p in paths] == ["other", "other", "source"]
+    assert code_first(paths, str, "panic in the router", demoted=("other",)) == [
+        "gin.go",
+        "vet.sh",
+        "scripts/release.bash",
+    ]
+    assert code_first(paths, str, "the release script fails", demoted=("other",)) == paths
