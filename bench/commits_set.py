@@ -73,7 +73,7 @@ class EvalSet:
             for line in out.splitlines():
                 meta, path = line.split("\t", 1)
                 _mode, kind, _sha, size = meta.split()
-                if kind == "blob" and size != "-" and int(size) < 1_000_000 and not path.endswith(_BINARY):
+                if kind == "blob" and size.isdigit() and int(size) < 1_000_000 and not path.endswith(_BINARY):
                     total += int(size)
         return total // bytes_per_chunk
 
