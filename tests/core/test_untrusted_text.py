@@ -36,6 +36,7 @@ from oya.core.query import (
     is_identifier,
     plan_query,
 )
+from oya.core.report import condense_report
 from oya.core.tokenize import count_tokens, split_identifier, tokenize, truncate_to_tokens
 
 PYODIDE = sys.platform == "emscripten"
@@ -56,6 +57,8 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "sanitize_label": sanitize_label,
     "visible": visible,
     "visible (all hidden)": lambda s: visible("\u200b" * len(s)),  # every character a stand-in
+    "condense_report": lambda s: condense_report(s, 20_000),
+    "condense_report (lines)": lambda s: condense_report(s.replace("_", "\n"), 20_000),
 }
 
 # Single tokens that made the old expressions retry from every character, and what each kind of
