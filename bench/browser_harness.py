@@ -25,7 +25,11 @@ Theory of operation:
 * Warm questions: after the warm first answer, each of the questions is asked through the panel
   (``oyaAsk.ask`` of static/ask/test_hooks.js, which this server answers from the template, since a
   built site leaves it out): wall time per question (panel rendering included) and the engine's own
-  ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95.
+  ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95: nearest-rank
+  (``bench.common.percentile``). Until issue 23, p50 was the interpolated median and p95 the value
+  at index round(0.95 (n - 1)): for the 30 questions of ``results/browser_bench.json`` (2026-11-27)
+  and the 50 of ``big_site_bench.json`` the same p95 as nearest-rank, but each p50 the mean of the
+  two middle values, where nearest-rank takes the lower.
 * Memory after the warm questions: the page's JS heap (CDP ``Runtime.getHeapUsage``) and the
   proportional set size of every Chromium process (Pyodide's memory lives in the renderer process,
   with its workers).
@@ -37,11 +41,7 @@ table, ``--json FILE`` writes the result.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -53,13 +53,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS, TEST_HOOKS, find_chromium  # noqa: E402
-from oya.site.build import STATIC_DIR  # noqa: E402
-from oya.site.serve import SiteRequestHandler, make_server  # noqa: E402
+from bench.common import load_avg, percentile, write_json
+from oya.site.browser import OFFLINE_CHROMIUM_ARGS, TEST_HOOKS, find_chromium
+from oya.site.build import STATIC_DIR
+from oya.site.serve import SiteRequestHandler, make_server
 
 CHROMIUM_ARGS = [*OFFLINE_CHROMIUM_ARGS, "--enable-precise-memory-info"]
 ANSWERED = ".ask-entry:not(.ask-pending)"
@@ -225,15 +222,6 @@ def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dic
     }
 
 
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return (
-        ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
-        if ordered
-        else float("nan")
-    )
-
-
 def _pss_kb(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
@@ -374,8 +362,8 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
 
     def stats(xs: list[float]) -> dict[str, float]:
         return {
-            "p50": round(statistics.median(xs), 1),
-            "p95": round(pct(xs, 95), 1),
+            "p50": round(percentile(xs, 50), 1),
+            "p95": round(percentile(xs, 95), 1),
             "max": round(max(xs), 1),
         }
 
@@ -425,7 +413,7 @@ def measure(
     work = Path(tempfile.mkdtemp(prefix="oya-harness-"))
     out: dict[str, Any] = {"site": str(site_dir), "page": page, "server": server, "prefix": prefix}
     out["network"] = asdict(network) if network else None
-    out["loadavg_before"] = [round(x, 2) for x in os.getloadavg()]
+    out["loadavg_before"] = load_avg()
     try:
         with serve(Path(site_dir), server, prefix) as served, sync_playwright() as p:
             url = served.url + page
@@ -447,7 +435,7 @@ def measure(
                 out["memory"] = memory(pg, ctx, work / "profile")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    out["loadavg_after"] = load_avg()
     return out
 
 
@@ -513,8 +501,7 @@ def main(argv: list[str] | None = None) -> int:
         cold_runs=args.cold_runs,
     )
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, result)
     print_table(result)
     return 0
 

@@ -23,37 +23,32 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.common import RESULTS, load_avg, machine, percentile, write_json
+from bench.embed_variants import VARIANTS
+from bench.eval.metrics import mean, summarize_ranks
+from bench.eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo
+from bench.variants.centrality import with_centrality
+from bench.variants.coactivation import with_coactivation
+from bench.variants.file_lexical import without_file_lexical
+from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
+from bench.variants.mmr import with_mmr
+from bench.variants.query_plans import with_adaptive_weights, with_long_query_identifiers
+from bench.variants.ranking import without_build_chunks_last
+from bench.variants.scope import without_scope
+from oya.core.bm25 import BM25Index
+from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve
+from oya.core.vectors import VectorIndex, decode_f32
+from oya.embedding.embedder import make_embedder
+from oya.query.searcher import index_channels
 
-from embed_variants import VARIANTS  # noqa: E402
-from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
-from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo  # noqa: E402
-from variants.centrality import with_centrality  # noqa: E402
-from variants.coactivation import with_coactivation  # noqa: E402
-from variants.file_lexical import without_file_lexical  # noqa: E402
-from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line  # noqa: E402
-from variants.mmr import with_mmr  # noqa: E402
-from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
-from variants.ranking import without_build_chunks_last  # noqa: E402
-from variants.scope import without_scope  # noqa: E402
-
-from oya.core.bm25 import BM25Index  # noqa: E402
-from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels  # noqa: E402
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
-from oya.core.vectors import VectorIndex, decode_f32  # noqa: E402
-from oya.embedding.embedder import make_embedder  # noqa: E402
-from oya.query.searcher import index_channels  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0")
 HOLDOUT = ("requests==2.32.3",)
 DEFAULTS = RetrievalOptions()
@@ -325,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
-    load_start = os.getloadavg()
+    start = machine()
     chosen = ablations()
     if args.ablations:
         wanted = [n.strip() for n in args.ablations.split(",") if n.strip()]
@@ -418,25 +413,16 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n\n".join(md)
     print(text)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "embedder": embedder.model_id,
-                "defaults": {f.name: getattr(DEFAULTS, f.name) for f in fields(DEFAULTS)},
-                "args": vars(args),
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "load_avg_start": load_start,
-                "load_avg_end": os.getloadavg(),
-                "stats": stats,
-                "results": results,
-                "latency": latency,
-            },
-            indent=1,
-            default=str,
-        )
-    )
+    record = {
+        "embedder": embedder.model_id,
+        "defaults": {f.name: getattr(DEFAULTS, f.name) for f in fields(DEFAULTS)},
+        "args": vars(args),
+        "machine": {**start, "load_avg_end": load_avg()},
+        "stats": stats,
+        "results": results,
+        "latency": latency,
+    }
+    write_json(out, record, indent=1)
     out.with_suffix(".md").write_text(text + "\n")
     if args.dump:
         Path(args.dump).write_text(json.dumps(dumps, indent=0, sort_keys=True))

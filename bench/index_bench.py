@@ -29,12 +29,9 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import math
 import os
-import platform
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,13 +41,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, machine, percentile, write_json
+from bench.corpus import fetch_project, parse_spec
 
-from corpus import CACHE_DIR, fetch_project, parse_spec  # noqa: E402
-
-RESULTS = BENCH_DIR / "results" / "index_bench.json"
+RESULT = RESULTS / "index_bench.json"
 EDIT_MARKER = "_oya_bench_edit"
 NON_EMBED_ASSETS = ("source_files", "code_graph", "chunks", "search_index")
 TARGETS = {
@@ -92,7 +86,7 @@ def run_child_build(
     cmd = [sys.executable]
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
-    cmd += [__file__, "--child-build", str(repo), str(out), embedder, str(cache_dir or ""), str(summary_path)]
+    cmd += ["-m", "bench.index_bench", "--child-build", str(repo), str(out), embedder, str(cache_dir or ""), str(summary_path)]
     env = dict(os.environ)
     if "DAGSTER_HOME" not in env:  # Dagster wants a home; keep telemetry off as the repo's own does
         home = CACHE_DIR / "dagster_home"
@@ -261,13 +255,6 @@ class TimedEmbedder:
         return out
 
 
-def pct(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (no interpolation), so p95 of 100 values is the 95th smallest."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
-    return ordered[rank - 1]
-
-
 def measure_queries(
     index_dir: Path, queries: list[tuple[str, str]], warmup: list[tuple[str, str]], k: int
 ) -> dict[str, Any]:
@@ -310,8 +297,8 @@ def measure_queries(
 
     def summary(vals: list[float]) -> dict[str, float]:
         return {
-            "p50": round(pct(vals, 50), 2),
-            "p95": round(pct(vals, 95), 2),
+            "p50": round(percentile(vals, 50), 2),
+            "p95": round(percentile(vals, 95), 2),
             "max": round(max(vals), 2),
             "mean": round(statistics.fmean(vals), 2),
         }
@@ -325,7 +312,7 @@ def measure_queries(
         "query_embedding_ms": summary(embeds),
         "search_without_embedding_ms": summary(rest),
         "query_embedding_share": round(sum(embeds) / sum(totals), 3),
-        "engine_timings_p50_ms": {name: round(pct(v, 50), 2) for name, v in sorted(channels.items())},
+        "engine_timings_p50_ms": {name: round(percentile(v, 50), 2) for name, v in sorted(channels.items())},
         "recall_at_k": round(found / len(queries), 3),
         "mrr_at_k": round(rr / len(queries), 3),
         "example_misses": misses,
@@ -345,45 +332,7 @@ def print_profile(prof: Path, out: Path, top: int = 40) -> None:
     print(f"profile of the unchanged rebuild: {out}")
 
 
-# -- machine and report ---------------------------------------------------------------------------
-def machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        mem_gb = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 / 1024
-    except OSError:
-        mem_gb = 0.0
-    versions = {}
-    for pkg in ("dagster", "duckdb", "numpy", "torch", "sentence-transformers", "tree-sitter"):
-        try:
-            from importlib.metadata import version
-
-            versions[pkg] = version(pkg)
-        except Exception:  # noqa: BLE001 - a missing package is just not listed
-            pass
-    git = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    dirty = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "oya", "pipelines"], capture_output=True, text=True
-    )
-    return {
-        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpu": cpu,
-        "cpus": os.cpu_count(),
-        "memory_gb": round(mem_gb, 1),
-        "load_avg_start": [round(x, 2) for x in os.getloadavg()],
-        "oya_commit": git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else ""),
-        "versions": versions,
-    }
-
-
+# -- report ----------------------------------------------------------------------------------------
 def print_report(r: dict[str, Any], out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -540,13 +489,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="afterwards, cProfile one more unchanged rebuild into results/rebuild_profile.txt",
     )
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=RESULT)
     ap.add_argument("--reprint", action="store_true", help="re-judge and print the results file; run nothing")
     args = ap.parse_args(args_in)
     if args.reprint:
         report = json.loads(args.out.read_text())
         report["targets"] = judge(report)
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_json(args.out, report)
         print_report(report, args.out)
         return 0
     if args.queries < 50:
@@ -604,13 +553,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"only {len(queries)} usable docstring queries in {args.project}; need 50")
     report["queries"] = measure_queries(index_dir, queries, warmup, args.k)
     report["queries"]["sample"] = [q for q, _ in queries[:5]]
-    report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["machine"]["load_avg_end"] = load_avg()
     report["targets"] = judge(report)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, args.out)
+    write_json(args.out, report)
     print_report(report, args.out)
     if args.profile_rebuild:  # an extra build: cProfile slows it, so it is not in the table
         profile = CACHE_DIR / "rebuild.prof"

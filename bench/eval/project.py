@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.common import CACHE_DIR
+from bench.corpus import fetch_project, parse_spec
 from oya.build.steps import embed, make_chunks, parse_and_link, scan, write_search_index
 from oya.core.bm25 import BM25Index
 from oya.core.channels import Channel
@@ -30,10 +32,6 @@ from oya.store.schema import SCHEMA_VERSION
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
 from .prose_queries import ProseQuery, collect_prose_queries
-
-BENCH_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BENCH_DIR))
-from corpus import CACHE_DIR, fetch_project, parse_spec  # noqa: E402
 
 EVAL_DIR = CACHE_DIR / "eval"
 MIN_EDGE_CONFIDENCE = 0.5  # callers/callees counted for "connected code": the expansion's own threshold

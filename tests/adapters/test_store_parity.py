@@ -10,15 +10,12 @@ from __future__ import annotations
 import hashlib
 import random
 import shutil
-import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # the file-BM25 variant
 
 import oya.store.backends
 import oya.store.writer

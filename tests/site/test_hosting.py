@@ -9,14 +9,12 @@ can resolve (oya.site.browser's flags) and any attempt is recorded and fails the
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from browser_harness import ANSWERED, browser, serve  # noqa: E402
+from bench.browser_harness import ANSWERED, browser, serve
 
 pytestmark = pytest.mark.slow
 PREFIX = "/team/wiki/"

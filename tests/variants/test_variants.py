@@ -7,38 +7,24 @@ identifier-only long queries.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-from core_corpus import Inventory, build_inventory, embed  # noqa: E402
-from variants.centrality import (
-    centrality_prior,  # noqa: E402
-    with_centrality,  # noqa: E402
-)
-from variants.mmr import graph_proximity, mmr_order, with_mmr  # noqa: E402
-from variants.no_kinds import old_is_test_path, without_kinds  # noqa: E402
-from variants.query_plans import (  # noqa: E402
-    INTENT_WEIGHTS,
-    adaptive_plan,
-    identifiers_plan,
-    with_adaptive_weights,
-)
-
-from oya.core.graph import CodeGraph  # noqa: E402
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
-from oya.core.query import INTENTS, plan_query  # noqa: E402
-from oya.core.records import Edge, Node  # noqa: E402
-from oya.core.results import RetrievalResult  # noqa: E402
-from oya.core.vectors import normalize  # noqa: E402
+from bench.variants.centrality import centrality_prior, with_centrality
+from bench.variants.mmr import graph_proximity, mmr_order, with_mmr
+from bench.variants.no_kinds import old_is_test_path, without_kinds
+from bench.variants.query_plans import INTENT_WEIGHTS, adaptive_plan, identifiers_plan, with_adaptive_weights
+from oya.core.graph import CodeGraph
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve
+from oya.core.query import INTENTS, plan_query
+from oya.core.records import Edge, Node
+from oya.core.results import RetrievalResult
+from oya.core.vectors import normalize
+from tests.core.core_corpus import Inventory, build_inventory, embed
 
 
 def node(node_id: str, centrality: float) -> Node:
