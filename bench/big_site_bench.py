@@ -31,7 +31,7 @@ Theory of operation:
 * Questions: the first lines of networkx's own function docstrings (>= 4 words, unique),
   sampled with a fixed seed (``site_bench.large_questions``), after a few hand-written ones.
 
-Run: ``PYTHONPATH=$PWD nice -n 10 .venv/bin/python bench/big_site_bench.py [--no-browser]
+Run: ``PYTHONPATH=$PWD nice -n 10 .venv/bin/python -m bench.big_site_bench [--no-browser]
 [--queries 50] [--cold-runs 3] [--rebuild]``; prints a table, writes
 ``bench/results/big_site_bench.json``.
 """

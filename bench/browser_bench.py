@@ -15,7 +15,7 @@ Theory of operation:
 * Budgets (issue 14): cold first answer <= 8 s with <= 15 MB; warm first answer <= 2 s with < 1 MB.
   Times depend on the machine's load: the load average is printed beside them.
 
-Run: ``.venv/bin/python bench/browser_bench.py [--site DIR] [--hosts oya,plain] [--cold-runs N]``;
+Run: ``.venv/bin/python -m bench.browser_bench [--site DIR] [--hosts oya,plain] [--cold-runs N]``;
 writes ``bench/results/browser_bench.json``.
 """
 

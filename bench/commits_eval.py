@@ -2,9 +2,9 @@
 
 Usage (from the project root; the mirrors as the set's README says):
 
-    OYA_MIRRORS=/work/.mirror nice -n 10 .venv/bin/python bench/commits_eval.py --per-repo 5
-    ... bench/commits_eval.py --languages Go,Rust --per-repo 3
-    ... bench/commits_eval.py --repos pallets/click,encode/httpx
+    OYA_MIRRORS=/work/.mirror nice -n 10 .venv/bin/python -m bench.commits_eval --per-repo 5
+    ... -m bench.commits_eval --languages Go,Rust --per-repo 3
+    ... -m bench.commits_eval --repos pallets/click,encode/httpx
 
 For each query: the base tree is extracted (``materialize.sh``, cached in
 bench/.cache/commits/trees/), indexed by ``oya build`` (index only; one index folder per

@@ -2,7 +2,7 @@
 commits_eval run log: R@1, R@5, MRR per row, and the issue's bars (issue 16: file R@5 >= 10 points
 above ``bm25-files`` overall and in each family with >= 20 queries; R@1 >= 8 points overall).
 
-Usage: ``.venv/bin/python bench/commits_families.py [--log bench/.cache/commits/runs.jsonl]
+Usage: ``.venv/bin/python -m bench.commits_families [--log bench/.cache/commits/runs.jsonl]
 [--rows oya,oya-main,bm25-files]`` (prints a Markdown table; metrics by the set's own score.py).
 """
 

@@ -111,7 +111,9 @@ def memory_gb() -> float:
 def git_head(dirty_paths: Sequence[str] = ()) -> str:
     """This checkout's short commit, with ``+dirty`` when tracked files (under ``dirty_paths``, or
     anywhere when none are given) have uncommitted changes."""
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
     status = subprocess.run(
         ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", *dirty_paths],
         capture_output=True,

@@ -2,8 +2,8 @@
 
 Usage (from the project root; ranks from kept indexes, builds nothing):
 
-    OYA_COMMITS_CACHE=/work/wt/_evalcache nice -n 10 .venv/bin/python bench/confidence_signals.py
-    ... bench/confidence_signals.py --cached          # re-score the cached evidence only
+    OYA_COMMITS_CACHE=/work/wt/_evalcache nice -n 10 .venv/bin/python -m bench.confidence_signals
+    ... -m bench.confidence_signals --cached          # re-score the cached evidence only
 
 For every query whose index is kept (``commits_eval.kept_index``), ``Searcher.search(query,
 k=10)`` (what ``oya search --files`` runs) gives the files, the evidence and the banner; each

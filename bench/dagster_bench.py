@@ -27,7 +27,7 @@ Theory of operation:
 * Load average is recorded before and after every measurement: on a shared 2-core machine the
   ratios within one run mean more than the absolute seconds.
 
-Run: ``nice -n 10 .venv/bin/python bench/dagster_bench.py --phase cold`` once, then
+Run: ``nice -n 10 .venv/bin/python -m bench.dagster_bench --phase cold`` once, then
 ``--phase warm``; results are merged into ``bench/results/dagster_bench.json``; ``--reprint`` prints it.
 """
 

@@ -11,7 +11,7 @@ Theory of operation:
   ``NAME`` picks one renderer of ``TABLES``: a function that reads its result files and returns the
   table's Markdown. The opening comment is written by the renderer's record too, so the file it
   names is always the one read.
-* ``python bench/doc_tables.py`` rewrites every block of README.md and docs/*.md from the results;
+* ``python -m bench.doc_tables`` rewrites every block of README.md and docs/*.md from the results;
   ``--check`` rewrites nothing, names each block that differs and exits 1. A test runs the check,
   so a table edited by hand, or a result file re-measured without the docs, fails the suite.
 * A number is written by hand once: in a result file, or (where no file holds it) in the one
@@ -330,7 +330,7 @@ def calibration_commits(res: Results) -> str:
 
 
 def commits_parsing(res: Results) -> str:
-    """What the parsers of every language bought (bench/commits_compare.py), one row per view."""
+    """What the parsers of every language bought (bench/experiments/commits_compare.py), one row per view."""
     tables = res.md_tables("commits_compare_langs.md")
     langs = [r for r in tables[0][1:] if not r[0].startswith("**")]
     short = {"JavaScript": "JS", "TypeScript": "TS"}
@@ -547,7 +547,7 @@ def search_latency(res: Results) -> str:
 
 
 def rebuild_ab(res: Results) -> str:
-    """The median table of bench/rebuild_ab.py's text output (the first run of the file)."""
+    """The median table of bench/experiments/rebuild_ab.py's text output (the first run of the file)."""
     text = res.text("rebuild_ab.txt")
     before = re.search(r"\((\w+)\)", text.splitlines()[0])
     medians = text.split("median seconds of the one-file rebuild", 1)[1].split("#", 1)[0]

@@ -16,7 +16,7 @@ Theory of operation:
   sorted by characters, fixed batches of 32. The other ONNX variants are the product's
   ``OnnxMiniLMEmbedder`` with another model file, thread count or token budget.
 
-Run: ``.venv/bin/python bench/embed_bench.py [--sample 1500] [--rounds 1] [--only int8,today]``;
+Run: ``.venv/bin/python -m bench.embed_bench [--sample 1500] [--rounds 1] [--only int8,today]``;
 results go to ``bench/results/embed_bench.json``.
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.common import RESULTS, load_avg, machine, write_json
 from bench.corpus import fetch_project
-from bench.embed_variants import VARIANTS
+from bench.variants.embedders import VARIANTS
 from oya.build.steps import make_chunks, parse_and_link, scan
 from oya.embedding.embedder import Embedder, embed_text
 

@@ -1,6 +1,6 @@
 """Is one eval_quality.py run better than another? Paired bootstrap over the same queries.
 
-Usage: ``.venv/bin/python bench/eval_compare.py BASE.json NEW.json [--config default] [--n 2000]``
+Usage: ``.venv/bin/python -m bench.eval_compare BASE.json NEW.json [--config default] [--n 2000]``
 (two ``eval_quality.py --out`` files made with the same projects, query counts and seed).
 
 For each metric: both runs' values (mean over the tuning projects, and the held-out ones apart),

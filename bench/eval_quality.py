@@ -2,8 +2,8 @@
 
 Usage (one command, prints the tables and writes bench/results/eval_quality.{json,md}):
 
-    .venv/bin/python bench/eval_quality.py
-    .venv/bin/python bench/eval_quality.py --embedder hashing --code 50     # quick, no model
+    .venv/bin/python -m bench.eval_quality
+    .venv/bin/python -m bench.eval_quality --embedder hashing --code 50     # quick, no model
 
 Three tasks per project (details in bench/eval/*.py and bench/README.md):
 
@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS, load_avg, machine, percentile, write_json
-from bench.embed_variants import VARIANTS
 from bench.eval.metrics import mean, summarize_ranks
 from bench.eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo
 from bench.variants.centrality import with_centrality
 from bench.variants.coactivation import with_coactivation
+from bench.variants.embedders import VARIANTS
 from bench.variants.file_lexical import without_file_lexical
 from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from bench.variants.mmr import with_mmr
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         "--embedder",
         default="minilm",
         choices=("minilm", "hashing", *VARIANTS),
-        help="the product's embedders, or a variant of bench/embed_variants.py",
+        help="the product's embedders, or a variant of bench/variants/embedders.py",
     )
     ap.add_argument("--code", type=int, default=150, help="code-search queries per project")
     ap.add_argument("--prose", type=int, default=150, help="prose queries per project")

@@ -22,7 +22,7 @@ Theory of operation:
   site are this code's own), then appends the function and builds again. Quicker when only the
   rebuild path changed; its embedding is not cold, so the cold rows are not printed.
 
-Run: ``.venv/bin/python bench/full_build_bench.py [--project networkx==3.6.1] [--one-file-only]``;
+Run: ``.venv/bin/python -m bench.full_build_bench [--project networkx==3.6.1] [--one-file-only]``;
 results go to ``bench/results/full_build_bench.json`` (``full_build_one_file.json``).
 """
 
@@ -66,7 +66,8 @@ def build(repo: Path, out: Path, cache: Path) -> dict[str, Any]:
     env.setdefault("DAGSTER_HOME", str(WORK / "dagster_home"))
     Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
-    cmd = [sys.executable, "-m", "bench.full_build_bench", "--child", str(repo), str(out), str(cache), str(summary_path)]
+    cmd = [sys.executable, "-m", "bench.full_build_bench", "--child"]
+    cmd += [str(repo), str(out), str(cache), str(summary_path)]
     returncode, stderr, usage, wall = run_measured(cmd, env)
     if returncode != 0:
         raise RuntimeError(f"the build failed:\n{stderr[-3000:]}")

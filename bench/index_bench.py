@@ -20,7 +20,7 @@ Theory of operation:
   docstring is inside that chunk, so the number is optimistic (a sanity check, not a quality
   claim).
 
-Run: ``.venv/bin/python bench/index_bench.py [--project networkx==3.6.1] [--embedder minilm|hashing]
+Run: ``.venv/bin/python -m bench.index_bench [--project networkx==3.6.1] [--embedder minilm|hashing]
 [--queries 100]``; results go to ``bench/results/index_bench.json``.
 """
 
@@ -86,7 +86,8 @@ def run_child_build(
     cmd = [sys.executable]
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
-    cmd += ["-m", "bench.index_bench", "--child-build", str(repo), str(out), embedder, str(cache_dir or ""), str(summary_path)]
+    cmd += ["-m", "bench.index_bench", "--child-build"]
+    cmd += [str(repo), str(out), embedder, str(cache_dir or ""), str(summary_path)]
     env = dict(os.environ)
     if "DAGSTER_HOME" not in env:  # Dagster wants a home; keep telemetry off as the repo's own does
         home = CACHE_DIR / "dagster_home"

@@ -10,7 +10,7 @@ temporary folder that is removed afterwards. Parsing is timed in ``--rounds`` in
 (every language once per round) and the fastest round is kept, so a burst of load on the shared
 machine hurts every language alike. Edges come from linking each project's own files only.
 
-    nice -n 10 python bench/lang_bench.py [--mirror /work/.mirror] [--rounds 3]
+    nice -n 10 python -m bench.lang_bench [--mirror /work/.mirror] [--rounds 3]
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ Theory of operation:
 Answers, with their citations and timings, go to ``bench/results/llm_bench.json``; the judged
 sample in ``bench/results/llm_judged.md`` was written by reading those answers against the code.
 
-Run: ``make llm-qwen && .venv/bin/python bench/llm_bench.py [--project click==8.1.8]
+Run: ``make llm-qwen && .venv/bin/python -m bench.llm_bench [--project click==8.1.8]
 [--threads 1,2] [--limit N]``.
 """
 

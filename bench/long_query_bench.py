@@ -4,7 +4,7 @@ Usage (from the project root; the index is built once with ``oya build``, outsid
 
     DAGSTER_HOME=$PWD/.dagster_home PYTHONPATH=$PWD .venv/bin/python -m oya build \\
         bench/.cache/longq/networkx-3.6.1 --out bench/.cache/longq/out --no-site -q
-    PYTHONPATH=$PWD nice -n 10 .venv/bin/python bench/long_query_bench.py
+    PYTHONPATH=$PWD nice -n 10 .venv/bin/python -m bench.long_query_bench
 
 The reports are made of real text only, from the networkx 3.6.1 sdist the index was built from:
 its release notes' entries (issue and pull-request titles: the prose), a traceback produced by

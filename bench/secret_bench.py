@@ -19,7 +19,7 @@ Theory of operation:
 * Recall: the corpus of tests/secret_corpus.py (73 forms, 14 provider tokens, 90 negatives),
   written to files with a fitting extension, scanned by both tools.
 
-Run: ``.venv/bin/python bench/secret_bench.py [--project django==5.2.8 ...] [--tree DIR ...]
+Run: ``.venv/bin/python -m bench.secret_bench [--project django==5.2.8 ...] [--tree DIR ...]
 [--repeat 3] [--ds-lines 30000] [--no-detect-secrets]``; results go to ``bench/results/secret_bench.json``.
 """
 

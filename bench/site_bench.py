@@ -26,7 +26,7 @@ Theory of operation:
 * Questions: for the sample, hand-written ones; for the large project, the first lines of its own
   function docstrings (>= 4 words), sampled with a fixed seed, plus a few hand-written ones.
 
-Run: ``.venv/bin/python bench/site_bench.py [--embedder minilm|hashing] [--queries 40]
+Run: ``.venv/bin/python -m bench.site_bench [--embedder minilm|hashing] [--queries 40]
 [--rebuild]``; results go to ``bench/results/site_bench.json``.
 """
 

@@ -19,7 +19,7 @@ Theory of operation:
   ``bundle`` (the Ask panel's index), and the fixed runtime (``vendor/``, ``models/``); per 1,000
   source lines and as a multiple of the source bytes; the largest page and how many exceed 300 kB.
 
-Run: ``.venv/bin/python bench/site_build_bench.py [--projects oya networkx] [--reps 3]``;
+Run: ``.venv/bin/python -m bench.site_build_bench [--projects oya networkx] [--reps 3]``;
 results go to ``bench/results/site_build_bench.json``. Set ``OYA_CACHE_DIR`` to reuse an npm
 install of the runtime.
 """

@@ -11,7 +11,7 @@ tested with 2.1" has its test code weighed like the code it asks for.
   line names ("Sphinx fails to build the documentation", "pytest crashes with -k").
 
 ``bench/commits_rank.py`` (rows ``oya-testsubject``, ``oya-debugcode``) and
-``bench/kind_prior_eval.py`` run them beside the shipped pipeline.
+``bench/experiments/kind_prior_eval.py`` run them beside the shipped pipeline.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import embed_survey_models as em
+from bench.experiments import embed_survey_models as em
 
 
 def table(results: dict[str, Any], langs: list[str]) -> str:
