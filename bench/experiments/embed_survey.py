@@ -381,7 +381,7 @@ def main() -> None:
     ap.add_argument("--no-fused", action="store_true", help="only the embedding-alone rows")
     ap.add_argument("--speed-sample", type=int, default=150)
     ap.add_argument("--speed-only", action="store_true", help="only chunks/s and the browser file")
-    ap.add_argument("--tag", default="run", help="this run's name in bench/results/embed_survey.json")
+    ap.add_argument("--tag", default="run", help="this run's name in bench/results/archive/embed_survey.json")
     ap.add_argument("--render", action="store_true", help="only rewrite embed_survey.md from the json")
     a = ap.parse_args()
     path = ARCHIVE / "embed_survey.json"

@@ -1,5 +1,5 @@
 """The markdown page of ``embed_survey.py``: every tagged run's tables, the candidates and the
-packages looked at but not measured (``results/embed_survey.md``)."""
+packages looked at but not measured (``results/archive/embed_survey.md``)."""
 
 from __future__ import annotations
 
