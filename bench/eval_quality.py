@@ -29,7 +29,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, load_avg, machine, percentile, write_json
+from bench.common import RESULTS, Stopwatch, load_avg, machine, percentile, write_json
 from bench.eval.metrics import mean, summarize_ranks
 from bench.eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo
 from bench.variants.centrality import with_centrality
@@ -229,13 +229,12 @@ def measure_latency(
     engine: list[float] = []
     total: list[float] = []
     for q in questions:
-        t0 = time.perf_counter()
-        vec = list(decode_f32(embedder.embed([q])[0]))
-        t1 = time.perf_counter()
-        retrieve(q, channels=channels, graph=graph, corpus=index, vector=vec, options=opts)
-        t2 = time.perf_counter()
-        engine.append((t2 - t1) * 1000)
-        total.append((t2 - t0) * 1000)
+        with Stopwatch() as whole:
+            vec = list(decode_f32(embedder.embed([q])[0]))
+            with Stopwatch() as alone:
+                retrieve(q, channels=channels, graph=graph, corpus=index, vector=vec, options=opts)
+        engine.append(alone.ms)
+        total.append(whole.ms)
     return {
         "engine_p50": percentile(engine, 50),
         "engine_p95": percentile(engine, 95),

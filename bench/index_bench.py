@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, machine, percentile, write_json
+from bench.common import CACHE_DIR, RESULTS, ROOT, Stopwatch, load_avg, machine, percentile, write_json
 from bench.corpus import fetch_project, parse_spec
 
 RESULT = RESULTS / "index_bench.json"
@@ -69,12 +69,12 @@ def _child_build(argv: Sequence[str]) -> None:
 
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[int, str, Any, float]:
     """Run ``cmd`` from the repository root: exit code, stderr, its own rusage and wall seconds."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    return os.waitstatus_to_exitcode(status), stderr, usage, time.perf_counter() - t0
+    with Stopwatch() as wall:
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), stderr, usage, wall.seconds
 
 
 def run_child_build(
@@ -261,16 +261,15 @@ def measure_queries(
 ) -> dict[str, Any]:
     from oya.query.searcher import Searcher
 
-    t0 = time.perf_counter()
-    searcher = Searcher.open(index_dir)
-    open_ms = (time.perf_counter() - t0) * 1000
+    with Stopwatch() as opening:
+        searcher = Searcher.open(index_dir)
     timed = TimedEmbedder(searcher.embedder) if searcher.embedder is not None else None
     searcher.embedder = timed
     cold: list[float] = []
     for q, _ in warmup:
-        t = time.perf_counter()
-        searcher.search(q, k=k)
-        cold.append((time.perf_counter() - t) * 1000)
+        with Stopwatch() as sw:
+            searcher.search(q, k=k)
+        cold.append(sw.ms)
     totals: list[float] = []
     embeds: list[float] = []
     channels: dict[str, list[float]] = {}
@@ -279,9 +278,9 @@ def measure_queries(
     misses: list[dict[str, Any]] = []
     targets = searcher.index.chunk_ids_for_nodes([nid for _, nid in queries])
     for q, nid in queries:
-        t = time.perf_counter()
-        result = searcher.search(q, k=k)
-        totals.append((time.perf_counter() - t) * 1000)
+        with Stopwatch() as sw:
+            result = searcher.search(q, k=k)
+        totals.append(sw.ms)
         embeds.append(timed.last_ms if timed else 0.0)
         for name, ms in result.timings_ms.items():
             channels.setdefault(name, []).append(ms)
@@ -307,7 +306,7 @@ def measure_queries(
     return {
         "queries": len(queries),
         "k": k,
-        "open_ms": round(open_ms, 1),
+        "open_ms": round(opening.ms, 1),
         "warmup_ms": [round(v, 1) for v in cold],
         "total_ms": summary(totals),
         "query_embedding_ms": summary(embeds),

@@ -178,9 +178,8 @@ def test_adaptive_plan_takes_its_intents_weights(inventory: Inventory) -> None:
 
 
 def test_long_bug_report_searches_its_identifiers() -> None:
-    from test_query import TRACEBACK_REPORT
-
     from oya.core.query import LONG_QUERY_TOKENS
+    from tests.core.test_query import TRACEBACK_REPORT
 
     plan = identifiers_plan(plan_query(TRACEBACK_REPORT))
     assert plan.intent == "debug"
@@ -219,8 +218,8 @@ def test_without_kinds_is_the_pipeline_before_the_kinds_stage(inventory: Invento
 
 
 def test_without_file_lexical_ranks_files_from_the_chunks_alone(inventory: Inventory) -> None:
-    from variants.file_lexical import without_file_lexical
-    from variants.ranking import main_pipeline, with_build_files_last
+    from bench.variants.file_lexical import without_file_lexical
+    from bench.variants.ranking import main_pipeline, with_build_files_last
 
     shipped = default_pipeline(RetrievalOptions())
     assert [n for n, _ in shipped.stages][3:6] == ["dedup", "files", "whole_files"]
@@ -237,7 +236,7 @@ def test_without_file_lexical_ranks_files_from_the_chunks_alone(inventory: Inven
 
 
 def test_coactivation_spreads_from_the_seeds_along_calls(inventory: Inventory) -> None:
-    from variants.coactivation import with_coactivation
+    from bench.variants.coactivation import with_coactivation
 
     q = "how does reserving stock work"
     base = run_variant(inventory, q, lambda p: p)
@@ -249,8 +248,8 @@ def test_coactivation_spreads_from_the_seeds_along_calls(inventory: Inventory) -
 
 
 def test_query_parts_split_prose_code_and_frames() -> None:
-    from variants.query_parts import embedding_text, split_parts
-    from variants.ranking import subject_text
+    from bench.variants.query_parts import embedding_text, split_parts
+    from bench.variants.ranking import subject_text
 
     text = (
         "Redirects lose the method\n\nWhen a 303 follows a POST the method stays POST.\n"
@@ -267,7 +266,7 @@ def test_query_parts_split_prose_code_and_frames() -> None:
 
 
 def test_without_scope_reads_the_prefix_as_one_more_word(inventory: Inventory) -> None:
-    from variants.scope import with_scope_weight, without_scope
+    from bench.variants.scope import with_scope_weight, without_scope
 
     q = "legacy: reserving stock fails for a missing item"
     shipped = run_variant(inventory, q, lambda p: p)
