@@ -31,23 +31,24 @@ from typing import Any
 
 from bench.common import RESULTS, Stopwatch, load_avg, machine, percentile, write_json
 from bench.eval.metrics import mean, summarize_ranks
-from bench.eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo
+from bench.eval.project import MemoChannel, Project, load_project, memo
 from bench.variants.centrality import with_centrality
 from bench.variants.coactivation import with_coactivation
 from bench.variants.embedders import VARIANTS
 from bench.variants.file_lexical import without_file_lexical
 from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
-from bench.variants.mmr import with_mmr
+from bench.variants.mmr import stored_vectors, with_mmr
 from bench.variants.query_plans import with_adaptive_weights, with_long_query_identifiers
 from bench.variants.ranking import without_build_chunks_last
 from bench.variants.scope import without_scope
-from oya.core.bm25 import BM25Index
+from bench.variants.suffix_folds import FoldedBM25Channel
 from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
 from oya.core.vectors import VectorIndex, decode_f32
 from oya.embedding.embedder import make_embedder
 from oya.query.searcher import index_channels
+from tests.core.core_corpus import bm25_index  # the core's BM25 built in memory, as the tests build it
 
 PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0")
 HOLDOUT = ("requests==2.32.3",)
@@ -82,7 +83,8 @@ def ablations() -> dict[str, dict[str, Any]]:
     """Each ranking feature flipped against the defaults (label says the flipped state).
 
     An option change is a ``RetrievalOptions`` field; ``_variant`` is a losing variant kept in
-    ``bench/variants/`` (a pipeline change); ``_lexical``/``_graph`` swap a channel.
+    ``bench/variants/`` (a pipeline change); ``_mmr`` is MMR's (diversity, graph weight), with
+    the project's stored vectors; ``_lexical``/``_graph`` swap a channel.
     """
     d = DEFAULTS
     out: dict[str, dict[str, Any]] = {
@@ -99,8 +101,8 @@ def ablations() -> dict[str, dict[str, Any]]:
         "test_weight": 1.0 if d.test_weight < 1.0 else 0.7
     }
     out[f"RRF k={60 if d.rrf_k != 60 else 10}"] = {"rrf_k": 60 if d.rrf_k != 60 else 10}
-    out["MMR 0.3 (cos+graph)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.5)}
-    out["MMR 0.3 (cos only)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.0)}
+    out["MMR 0.3 (cos+graph)"] = {"_mmr": (0.3, 0.5)}
+    out["MMR 0.3 (cos only)"] = {"_mmr": (0.3, 0.0)}
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
     out["graph names: exact only"] = {"_graph": "exact"}
     out["file-level BM25 off"] = {"_variant": without_file_lexical}
@@ -203,7 +205,7 @@ def core_channels(project: Project) -> tuple[list[Any], MemoryCorpus]:
     corpus = MemoryCorpus(index.all_chunks())
     blobs = index.embedding_blobs()
     vectors = VectorIndex([i for i, _ in blobs], b"".join(b for _, b in blobs), index.dim)
-    bm25 = BM25Index.build(index.chunk_token_lists())
+    bm25 = bm25_index(index.chunk_token_lists())
     channels = make_channels(
         lexical=BM25Channel(bm25), semantic=VectorChannel(vectors), graph=index.graph, corpus=corpus
     )
@@ -360,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
             pipeline = pipeline_for(change)
             if "_variant" in change:
                 pipeline = change["_variant"](pipeline)
+            if "_mmr" in change:
+                diversity, graph_weight = change["_mmr"]
+                pipeline = with_mmr(pipeline, diversity, graph_weight, vectors=stored_vectors(project.index))
             dump = dumps.setdefault(spec, {}).setdefault(name, {}) if args.dump else None
             results[spec][name] = run_config(project, vectors, use, pipeline, dump)
             print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)

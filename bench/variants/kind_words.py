@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from bench.variants import replaced
 from oya.core import stages
 from oya.core.kinds import first_line
 from oya.core.pipeline import Pipeline, Stage
@@ -47,14 +48,19 @@ def _kinds(q: Query, c: Candidates, *, stage: Stage) -> Candidates:
 
 def with_tests_asked_by_first_line(pipeline: Pipeline) -> Pipeline:
     o = pipeline.options
-    return pipeline.replaced(
-        "reweigh", partial(_reweigh, reports=False, test_weight=o.test_weight, semantic_lead=o.semantic_lead)
+    return replaced(
+        pipeline,
+        "reweigh",
+        partial(_reweigh, reports=False, test_weight=o.test_weight, semantic_lead=o.semantic_lead),
     )
 
 
 def with_reports_asking_for_code(pipeline: Pipeline) -> Pipeline:
     o = pipeline.options
     kinds = dict(pipeline.stages)["kinds"]
-    return pipeline.replaced(
-        "reweigh", partial(_reweigh, reports=True, test_weight=o.test_weight, semantic_lead=o.semantic_lead)
-    ).replaced("kinds", partial(_kinds, stage=kinds))
+    reweighed = replaced(
+        pipeline,
+        "reweigh",
+        partial(_reweigh, reports=True, test_weight=o.test_weight, semantic_lead=o.semantic_lead),
+    )
+    return replaced(reweighed, "kinds", partial(_kinds, stage=kinds))
