@@ -6,7 +6,7 @@ Theory of operation:
   ``bench/.cache/big_site/repo`` and made a git work tree (the reader lists git's files), as
   ``full_build_bench.py`` does: 855 files, ~216k lines. The index is built once with the real int8
   MiniLM (``pipelines.build.run_build``; embeddings cached under ``bench/.cache/big_site/cache``)
-  and reused unless ``--rebuild``; the site is rendered again on every run (``build_site``), so
+  and reused unless ``--rebuild``; the site is rendered again on every run (``render_wiki_pages``), so
   the page code measured is the checked-out one.
 * Sizes (no browser): every file of the site, raw and gzip -6, per group (runtime, model, bundle,
   pages) and per 1k lines of source; the largest page and the pages over 300 kB. "First answer,

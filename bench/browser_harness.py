@@ -11,7 +11,7 @@ Theory of operation:
   exact and covers the page, its workers and onnxruntime's proxy worker alike; a request the browser
   answers from its cache never reaches it. (A page's CDP ``Network`` events miss its workers.)
 * Browser: Debian Chromium through Python's playwright (never ``playwright install``), with the
-  offline flags of ``oya.site.browser``. Cold = a fresh user-data-dir; warm = the same user-data-dir
+  offline flags below (``OFFLINE_CHROMIUM_ARGS``, shared with the real-browser tests). Cold = a fresh user-data-dir; warm = the same user-data-dir
   in a new browser (the second visit: HTTP cache and Cache API on disk, a new Pyodide). No playwright
   route is set (any route turns Chromium's HTTP cache off); requests to anything but 127.0.0.1
   cannot resolve and are listed in ``offsite``. Throttling: CDP ``Network.emulateNetworkConditions``
@@ -23,8 +23,8 @@ Theory of operation:
   replaced it. An entry showing an error fails the run. Bytes "to" an answer are those of the
   requests the server began to answer before it.
 * Warm questions: after the warm first answer, each of the questions is asked through the panel
-  (``oyaAsk.ask`` of static/ask/test_hooks.js, which this server answers from the template, since a
-  built site leaves it out): wall time per question (panel rendering included) and the engine's own
+  (``oyaAsk.ask`` of the test hooks, ``bench/ask_test_hooks.js``, which this server answers at
+  static/ask/test_hooks.js: no built site holds them): wall time per question (panel rendering included) and the engine's own
   ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95: nearest-rank
   (``bench.common.percentile``). Until issue 23, p50 was the interpolated median and p95 the value
   at index round(0.95 (n - 1)): for the 30 questions of ``results/browser_bench.json`` (2026-11-27)
@@ -53,12 +53,52 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from bench.common import load_avg, percentile, write_json
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS, TEST_HOOKS, find_chromium
-from oya.site.build import STATIC_DIR
+from bench.common import BENCH_DIR, load_avg, percentile, write_json
 from oya.site.serve import SiteRequestHandler, make_server
+from oya.system_deps import find_chromium
 
+# How the real-browser tests and the site benches start Chromium: headless and off the network. One
+# definition for both, so a flag added for one (Chromium keeps finding new hosts to call) reaches
+# the other.
+OFFLINE_CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Chromium still looks up Google hosts despite the flags above: resolve nothing but loopback.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+)
 CHROMIUM_ARGS = [*OFFLINE_CHROMIUM_ARGS, "--enable-precise-memory-info"]
+# The Ask panel's test hooks (globalThis.oyaAsk) are not part of Oya: the file lives here and the
+# tests and benches answer its URL beside the panel's modules (``<root>static/ask/test_hooks.js``),
+# so its imports of ``../ask.js`` reach the page's own engine.
+TEST_HOOKS = "static/ask/test_hooks.js"
+HOOKS_FILE = BENCH_DIR / "ask_test_hooks.js"
+# In the page: import the hooks from the page's own site root, resolve when oyaAsk is set.
+IMPORT_TEST_HOOKS_JS = (
+    "() => import(new URL((document.body.dataset.root || '') + '"
+    + TEST_HOOKS
+    + "', document.baseURI).href).then(() => true)"
+)
+
+
+def route_test_hooks(context: Any, hooks_file: Path = HOOKS_FILE) -> None:
+    """Make every ``…/static/ask/test_hooks.js`` request of a playwright ``context`` get the hooks."""
+    body = hooks_file.read_bytes()
+    context.route(
+        "**/" + TEST_HOOKS,
+        lambda route: route.fulfill(status=200, body=body, content_type="text/javascript; charset=utf-8"),
+    )
+
+
+def load_test_hooks(page: Any) -> None:
+    """Import the test hooks into ``page`` (a site page whose context went through ``route_test_hooks``)."""
+    page.evaluate(IMPORT_TEST_HOOKS_JS)
+
+
 ANSWERED = ".ask-entry:not(.ask-pending)"
 TIMEOUT_MS = 300_000
 
@@ -154,7 +194,7 @@ class _Metered(SimpleHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if urlsplit(self.path).path == self.prefix + TEST_HOOKS:
-            body = (STATIC_DIR.parent / TEST_HOOKS).read_bytes()
+            body = HOOKS_FILE.read_bytes()
             self.send_response(200)
             self.send_header("Content-Type", "text/javascript")
             self.send_header("Content-Length", str(len(body)))
@@ -344,9 +384,7 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
     next question waits until the previous answer's diagram is drawn (Mermaid renders on the page's
     thread after the answer is shown; asked back to back, one answer's drawing slows the next
     answer). Ms to the answer shown, to its diagram drawn, and the engine's own ms, p50/p95."""
-    page.evaluate(
-        "() => import(new URL((document.body.dataset.root || '') + 'static/ask/test_hooks.js', document.baseURI).href)"
-    )
+    load_test_hooks(page)
     wall, drawn, engine = [], [], []
     parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python")}
     for q in questions:
@@ -409,7 +447,7 @@ def measure(
     from playwright.sync_api import sync_playwright
 
     if find_chromium() is None:
-        raise RuntimeError("no Chromium found (see oya.site.browser.missing_chromium_message)")
+        raise RuntimeError("no Chromium found (see oya.system_deps.missing_chromium_message)")
     work = Path(tempfile.mkdtemp(prefix="oya-harness-"))
     out: dict[str, Any] = {"site": str(site_dir), "page": page, "server": server, "prefix": prefix}
     out["network"] = asdict(network) if network else None

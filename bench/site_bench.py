@@ -2,7 +2,8 @@
 
 Theory of operation:
 
-* Two sites are built with ``oya.site.build.build_site`` (what ``oya build --site`` writes): the
+* Two sites are built with ``oya.site.build`` (``render_wiki_pages``, ``write_wiki_site``: what
+  ``oya build --site`` writes): the
   sample repository (``data/sample_repo``) and a real project of >= 10k chunks (default: the
   ``django/`` package of the Django 5.2.19 sdist, fetched with ``pip download --no-deps
   --no-binary :all:`` into ``bench/.cache/site_bench/``, gitignored). Both use the real
@@ -48,17 +49,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench.browser_harness import OFFLINE_CHROMIUM_ARGS, load_test_hooks, route_test_hooks
 from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, percentile, write_json
 from bench.corpus import fetch_project
 from oya.site.assets import site_file
-from oya.site.browser import (
-    OFFLINE_CHROMIUM_ARGS,
-    find_chromium,
-    load_test_hooks,
-    missing_chromium_message,
-    route_test_hooks,
-)
 from oya.site.serve import make_server
+from oya.system_deps import find_chromium, missing_chromium_message
 
 WORK = CACHE_DIR / "site_bench"
 RESULT = RESULTS / "site_bench.json"
@@ -138,7 +134,7 @@ def build_index_and_site(
 ) -> tuple[Path, Path, dict[str, Any]]:
     """The index (built once, again with ``rebuild``) and the site, rendered every time by the code
     measured; seconds of each and the build's counts."""
-    from oya.site.build import build_site
+    from oya.site.build import render_wiki_pages, write_wiki_site
     from pipelines.build import run_build
 
     timings: dict[str, Any] = {}
@@ -147,7 +143,8 @@ def build_index_and_site(
         run_build(repo, index_dir, embedder=embedder, cache_dir=cache_dir)
         timings["index_s"] = round(time.perf_counter() - t0, 1)
     t0 = time.perf_counter()
-    report = build_site(index_dir, site_dir)
+    # the two steps of the wiki_pages and wiki_site assets: unchanged pages taken from the old site
+    report = write_wiki_site(render_wiki_pages(index_dir, site_dir), index_dir, site_dir)
     timings["site_s"] = round(time.perf_counter() - t0, 1)
     timings["counts"] = report.get("counts", {})
     return index_dir, site_dir, timings

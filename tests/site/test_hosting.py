@@ -4,7 +4,7 @@
 The servers are bench/browser_harness.py's (the same ones the benchmark measures): `oya serve`'s
 handler or the standard library's plain one, under ``/team/wiki/`` with everything outside it 404.
 No playwright route is set, so the pages run as they would for a reader; nothing beyond 127.0.0.1
-can resolve (oya.site.browser's flags) and any attempt is recorded and fails the test.
+can resolve (the harness's offline flags) and any attempt is recorded and fails the test.
 """
 
 from __future__ import annotations

@@ -16,10 +16,9 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_pages import SAMPLE_REPO, check_site, html_pages, make_index, scan_html
+from test_pages import SAMPLE_REPO, build_site, check_site, html_pages, make_index, scan_html
 
 from oya.core.results import page_url
-from oya.site.build import build_site
 from oya.site.codeview import split_parts
 from oya.site.render import _UNSHOWN_FIELDS, PAGE_KEYS_FILE, TEMPLATE_DIR
 from oya.site.reuse import place_file
