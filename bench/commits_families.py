@@ -2,7 +2,7 @@
 commits_eval run log: R@1, R@5, MRR per row, and the issue's bars (issue 16: file R@5 >= 10 points
 above ``bm25-files`` overall and in each family with >= 20 queries; R@1 >= 8 points overall).
 
-Usage: ``.venv/bin/python bench/commits_families.py [--log bench/.cache/commits/runs.jsonl]
+Usage: ``.venv/bin/python -m bench.commits_families [--log bench/.cache/commits/runs.jsonl]
 [--rows oya,oya-main,bm25-files]`` (prints a Markdown table; metrics by the set's own score.py).
 """
 
@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from commits_eval import CACHE, default_set  # noqa: E402
+from bench.commits_eval import CACHE, default_set
+from bench.common import import_from
 
 FAMILY = {"Java": "JVM", "Kotlin": "JVM"}
 MIN_FAMILY = 20  # queries a family needs for its bar to count
@@ -25,8 +22,8 @@ MIN_FAMILY = 20  # queries a family needs for its bar to count
 
 def family_scores(log: Path, evalset: Path, rows: list[str]) -> dict[str, dict[str, dict[str, float]]]:
     """row -> family (and ``overall``) -> mean R@1, R@5, MRR and n."""
-    sys.path.insert(0, str(evalset))
-    from score import ranked, score_one  # the set's own scorer
+    scorer = import_from(evalset, "score")  # the set's own scorer
+    ranked, score_one = scorer.ranked, scorer.score_one
 
     queries = {q["id"]: q for q in map(json.loads, (evalset / "queries.jsonl").read_text().splitlines())}
     recs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]

@@ -37,19 +37,19 @@ from typing import Any
 
 import bm25s
 import numpy as np
-from variants.coactivation import with_coactivation
-from variants.file_lexical import without_file_lexical
-from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
-from variants.no_kinds import without_kinds
-from variants.query_parts import embedding_text
-from variants.ranking import (
+
+from bench.variants.coactivation import with_coactivation
+from bench.variants.file_lexical import without_file_lexical
+from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
+from bench.variants.no_kinds import without_kinds
+from bench.variants.query_parts import embedding_text
+from bench.variants.ranking import (
     main_pipeline,
     subject_text,
     with_build_files_last,
     without_build_files_last,
 )
-from variants.scope import with_scope_weight, without_scope
-
+from bench.variants.scope import with_scope_weight, without_scope
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
 from oya.core.results import RetrievalResult

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -427,12 +426,3 @@ def serve(site: Path | None, port: int, host: str) -> None:
     from oya.site.serve import serve_site
 
     serve_site(site or Path(DEFAULT_INDEX) / "site", host=host, port=port, console=err_console)
-
-
-def run() -> None:  # pragma: no cover - console script shim
-    start = time.perf_counter()
-    try:
-        main(standalone_mode=True)
-    finally:
-        if os.environ.get("OYA_TIMING"):
-            err_console.print(f"[dim]{time.perf_counter() - start:.2f}s[/dim]")

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -107,7 +106,6 @@ class Bundle:
         self._scales = list(vector_scales)
         self._data = vector_data
         self._vector_index: VectorIndex | None = None
-        self._row_pos: dict[str, int] | None = None
         # where the scales and the int8 rows start in vectors.bin (for a JavaScript kernel)
         self.vector_offsets = vector_offsets or (0, 4 * len(self.vector_ids))
 
@@ -127,24 +125,6 @@ class Bundle:
             matrix = dequantize(self._data, self._scales, self.vector_dim)
             self._vector_index = VectorIndex(self.vector_ids, matrix, self.vector_dim)
         return self._vector_index
-
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
-        """Dequantised rows of ``ids`` (the same float32 values as ``vector_index``'s rows)."""
-        if not self.has_vectors:
-            return {}
-        if self._vector_index is not None:
-            return self._vector_index.vectors_for(ids)
-        if self._row_pos is None:
-            self._row_pos = {row_id: i for i, row_id in enumerate(self.vector_ids)}
-        dim = self.vector_dim
-        q = memoryview(self._data).cast("b")
-        out: dict[str, Sequence[float]] = {}
-        for cid in ids:
-            i = self._row_pos.get(cid)
-            if i is not None:
-                s = self._scales[i]
-                out[cid] = array("f", [v * s for v in q[i * dim : (i + 1) * dim]])
-        return out
 
     def rank_vectors(self, vector: Sequence[float], k: int | None = None) -> list[tuple[str, float]]:
         """The core's semantic ranking for ``vector``: ``(chunk id, cosine)``, best first, ties by id."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 
 from oya.core.tokenize import tokenize
@@ -78,8 +78,6 @@ _WITH_EXT = re.compile(r"[\w.-]+\.\w+")  # .match: a path part's longest prefix 
 _SOURCE_EXT = frozenset("py pyi md rst js ts go rs java toml cfg yaml yml".split())
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in (\w+))?')
 
-LONG_QUERY_TOKENS = 60
-
 
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
@@ -89,8 +87,6 @@ class QueryPlan:
     lexical_tokens: tuple[str, ...]  # what the lexical channel searches
     identifiers: tuple[str, ...] = ()  # code names found in the question
     paths: tuple[str, ...] = ()  # file paths found in the question
-    long: bool = False
-    tokens: tuple[str, ...] = field(default=())  # every token of the question
 
 
 def question_too_long(n_chars: int, *, more: bool = False) -> str:
@@ -224,6 +220,4 @@ def plan_query(question: str, *, intent: str | None = None) -> QueryPlan:
         lexical_tokens=tokens,
         identifiers=tuple(idents),
         paths=tuple(paths),
-        long=len(tokens) > LONG_QUERY_TOKENS,
-        tokens=tokens,
     )

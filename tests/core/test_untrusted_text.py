@@ -161,8 +161,10 @@ def test_query_analysis_holds_its_invariants(question: str) -> None:
             plan_query(question)
         return
     plan = plan_query(question)
-    assert plan.tokens == tuple(tokenize(plan.text))
-    assert all(t and t.isascii() and (t.isalnum() or "_" in t) and t == t.lower() for t in plan.tokens)
+    assert plan.lexical_tokens == tuple(tokenize(plan.text))
+    assert all(
+        t and t.isascii() and (t.isalnum() or "_" in t) and t == t.lower() for t in plan.lexical_tokens
+    )
     assert plan.identifiers == tuple(idents) and plan.paths == tuple(paths)
 
 
