@@ -426,7 +426,7 @@ def _copies_corpus(origins: dict[str, str]) -> tuple[list[BM25Channel], MemoryCo
         make_chunk("include/lib/header.hpp", "parse_header", 1, text),
         make_chunk("include/lib/other.hpp", "other", 1, "def unrelated(): return 1"),
     ]
-    bm25 = BM25Index.build((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
+    bm25 = bm25_index((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
     return [BM25Channel(bm25)], MemoryCorpus(chunks, origins)
 
 
