@@ -8,7 +8,8 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   ``oya-main`` (main's file aggregation, ``graph``), ``oya-nokinds`` (that, before the file-kind
   prior: ``variants.no_kinds``) and the variants of ``variants.ranking`` and
   ``variants.coactivation`` (``oya-nofilelex``, ``oya-buildlast``, ``oya-coact``; ``oya-noscope``,
-  ``oya-scope1``, ``oya-scope2``: ``variants.scope``; ``oya-prose`` and ``oya-subject``
+  ``oya-scope1``, ``oya-scope2``: ``variants.scope``; ``oya-noorigins``: ``variants.origins``, the
+  ranking blind to files' origins; ``oya-nosemantic``: no semantic channel; ``oya-prose`` and ``oya-subject``
   embed the prose part or its first paragraph: ``variants.query_parts``),
   all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
@@ -42,6 +43,7 @@ from bench.variants.coactivation import with_coactivation
 from bench.variants.file_lexical import without_file_lexical
 from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from bench.variants.no_kinds import without_kinds
+from bench.variants.origins import without_origins
 from bench.variants.query_parts import embedding_text
 from bench.variants.ranking import (
     main_pipeline,
@@ -269,6 +271,11 @@ class IndexRankers:
             "oya-testsubject": with_tests_asked_by_first_line(shipped),
             "oya-debugcode": with_reports_asking_for_code(shipped),
             "oya-noscope": without_scope(shipped),  # shipped since: oya-scope05 in the sweep
+            "oya-noorigins": without_origins(shipped),  # issue 24: before files' origins were known
+            # issue 25: what the semantic channel is worth (the question is still embedded once)
+            "oya-nosemantic": default_pipeline(
+                replace(RetrievalOptions(), k=10, channels=("lexical", "graph"))
+            ),
             "oya-scope1": with_scope_weight(shipped, 1.0),
             "oya-scope2": with_scope_weight(shipped, 2.0),
         }
