@@ -58,6 +58,7 @@ from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
 from oya.embedding.embedder import Embedder
 from oya.query.searcher import Searcher, embedder_for, index_channels
+from oya.scanning.reader import scan_repository
 from oya.store.index import Index
 
 RRF_K = 10
@@ -223,6 +224,10 @@ class IndexRankers:
 
     def __init__(self, index_dir: Path, tree: Path) -> None:
         index = Index(index_dir)
+        if not index.origins():
+            # an index kept from before origins were stored: the reader tells them from the same
+            # tree, so the kept indexes rank as a fresh build's would (no rebuild of 387 indexes)
+            index._origins = scan_repository(tree).origins
         model = index.meta.get("model_id", "")
         if model not in _EMBEDDERS:  # one query model per run, not one load per query
             _EMBEDDERS[model] = embedder_for(model)
