@@ -224,10 +224,9 @@ class IndexRankers:
 
     def __init__(self, index_dir: Path, tree: Path) -> None:
         index = Index(index_dir)
-        if not index.origins():
-            # an index kept from before origins were stored: the reader tells them from the same
-            # tree, so the kept indexes rank as a fresh build's would (no rebuild of 387 indexes)
-            index._origins = scan_repository(tree).origins
+        # the files' origins as this checkout's reader tells them from the same tree (what a fresh
+        # build would store), so kept indexes, older ones included, rank as this code would
+        index._origins = scan_repository(tree).origins
         model = index.meta.get("model_id", "")
         if model not in _EMBEDDERS:  # one query model per run, not one load per query
             _EMBEDDERS[model] = embedder_for(model)
