@@ -27,6 +27,10 @@ Theory of operation:
 * BM25 postings are decoded per query term on first use (``LazyBM25Index``): building a million
   tuples up front would add about a second to the browser's cold start for no query's benefit.
 * ``Bundle.ask`` uses ``RetrievalOptions()`` defaults, as the CLI does, unless options are given.
+  A question over ``MAX_QUESTION_CHARS`` (a pasted bug report) is condensed first, as the CLI
+  condenses it (``oya.core.report``), and the output's ``question_note`` says what went. A caller
+  that embeds the question embeds the condensed text (the browser asks its worker to condense
+  first), so the semantic channel reads what the other two do.
   With no question vector (the model failed to load) the semantic channel is reported unavailable
   with the reason and the lexical and graph channels still answer.
 """
@@ -68,7 +72,9 @@ from oya.core.channels import (
 from oya.core.graph import CodeGraph
 from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.pipeline import retrieve
+from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.records import Chunk
+from oya.core.report import condense_report
 from oya.core.results import RetrievalResult
 from oya.core.vectors import VectorIndex
 
@@ -187,11 +193,17 @@ class Bundle:
         semantic_reason: str | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """``RetrievalResult.to_dict()`` plus ``answer`` (the extractive answer and its citations)."""
+        """``RetrievalResult.to_dict()`` plus ``answer`` (the extractive answer and its citations), and
+        ``question_note`` when the question was over the limit and condensed (what was kept)."""
+        condensed = condense_report(question, MAX_QUESTION_CHARS)
+        if condensed is not None:
+            question = condensed.text  # retrieve refuses the whole report
         result = self.retrieve(question, vector, ranked=ranked, semantic_reason=semantic_reason, **options)
         answer = extractive_answer(result)
         out = result.to_dict()
         out["answer"] = answer.to_dict()
+        if condensed is not None:
+            out["question_note"] = condensed.note()
         return out
 
     def fetch_depth(self, **options: Any) -> int:

@@ -1,8 +1,9 @@
 """A pasted bug report over the question limit, condensed to what locates the bug (issue 24).
 
 Users paste long reports: a title, a story, a log, a traceback, a snippet. Past
-``MAX_QUESTION_CHARS`` the question is cut, and cutting its tail loses what usually comes
-last: the error and its stack frames. So the report is condensed instead, in linear time:
+``MAX_QUESTION_CHARS`` the question used to be cut to its first part, and cutting the tail lost
+what usually comes last: the error and its stack frames. So the report is condensed instead, in
+linear time:
 
 1. Every line gets a rank: the title and the report's opening paragraph first; then lines
    that state an error (``Error``, ``Exception``, ``panic``, ``Traceback``, ``Caused by``,
@@ -14,6 +15,10 @@ last: the error and its stack frames. So the report is condensed instead, in lin
    the report's own order. Frames beyond ``FRAMES_KEPT`` are taken from both ends of their
    run, where the failing call and the entry point are.
 4. ``Condensed`` says what was kept and dropped, for the one line the CLI and the Ask panel show.
+
+Callers: the CLI (``oya.cli._read_query``) and ``Bundle.ask`` condense a question over the limit
+before retrieving; the Ask panel's worker condenses it first (op ``condense``) so the page embeds
+the condensed text, as the CLI does.
 """
 
 from __future__ import annotations
@@ -54,10 +59,12 @@ class Condensed:
     dropped_lines: int
     repeated_lines: int
 
-    def note(self) -> str:
-        """One line for the reader: how long the report was, what was kept, what went."""
+    def note(self, *, more: bool = False) -> str:
+        """One line for the reader: how long the report was, what was kept, what went (``more``:
+        the report was longer still, its reader stopped at ``original_chars``)."""
+        size = f"more than {self.original_chars:,}" if more else f"{self.original_chars:,}"
         return (
-            f"the question is {self.original_chars:,} characters long; {len(self.text):,} were read: "
+            f"the question is {size} characters long; {len(self.text):,} were read: "
             f"the title, errors, stack frames and lines naming code first ({self.kept_lines:,} lines kept, "
             f"{self.dropped_lines:,} dropped, {self.repeated_lines:,} of them repeats)"
         )

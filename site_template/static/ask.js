@@ -20,7 +20,8 @@
 // * State: the panel's open/closed state in localStorage, the session's questions and answers in
 //   sessionStorage (ask/history.js; re-rendered on every page, diagrams kept as SVG). Deep links
 //   ?ask=<question> and ?q=<question> open the panel and ask. A question over the core's length
-//   limit is refused at once with the core's message, before anything loads.
+//   limit (a pasted bug report) is condensed by the core in the worker before it is embedded, as
+//   the CLI condenses it, and the entry shows the core's line on what went.
 // * Tests and the benchmarks drive the panel through test hooks served beside it (bench/ask_test_hooks.js).
 
 import { createDiagrams } from "./ask/diagram.js";

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+from test_bundle_format import tiny_bundle
+
+from oya.core.bundle import ask_json, decode_bundle
+from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import FRAMES_KEPT, condense_report
 
 TITLE = "Crash when parsing a header with a zero length"
@@ -64,3 +71,26 @@ def test_a_deep_recursion_keeps_its_two_ends() -> None:
         assert f"in walk_{i}\n" in condensed.text
     assert "in walk_1500\n" not in condensed.text  # the middle only if room is left
     assert "RecursionError: maximum depth" in condensed.text
+
+
+def test_a_report_read_only_in_part_says_more_than() -> None:
+    condensed = condense_report(TITLE + "\n" + _log(500), 1_000)
+    assert condensed is not None
+    said = f"the question is more than {condensed.original_chars:,} characters long"
+    assert condensed.note(more=True).startswith(said)
+    assert "more than" not in condensed.note()
+
+
+def test_the_bundle_condenses_a_long_question_and_says_so() -> None:
+    """``Bundle.ask`` (the browser's entry, through ``ask_json``) condenses as the CLI does: it
+    refused a question over the limit before; ``retrieve`` still does."""
+    bundle = decode_bundle(json.dumps(tiny_bundle()))
+    report = TITLE + "\n" + STORY + "\n" + _log(1_000) + TRACE
+    condensed = condense_report(report, MAX_QUESTION_CHARS)
+    assert condensed is not None
+    out = json.loads(ask_json(bundle, json.dumps({"question": report})))
+    assert out["question"] == condensed.text and "HeaderError: zero length" in out["question"]
+    assert out["question_note"] == condensed.note()
+    assert "question_note" not in bundle.ask(TITLE)
+    with pytest.raises(ValueError, match="the limit is 20,000"):
+        bundle.retrieve(report)
