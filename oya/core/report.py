@@ -122,13 +122,17 @@ def condense_report(text: str, limit: int) -> Condensed | None:
         keep_line[i] = True
         ranks[i] = _rank(line, in_opening)
     _trim_frame_runs(ranks)
+    buckets: list[list[int]] = [[] for _ in range(_OTHER + 1)]  # one pass: each line into its rank
+    for i, keep in enumerate(keep_line):
+        if keep:
+            buckets[ranks[i]].append(i)
     chosen = [False] * len(lines)
     used = 0
-    for rank in range(_OPENING, _OTHER + 1):
-        for i, line in enumerate(lines):
-            if keep_line[i] and not chosen[i] and ranks[i] == rank and used + len(line) + 1 <= limit:
+    for bucket in buckets:
+        for i in bucket:
+            if used + len(lines[i]) + 1 <= limit:
                 chosen[i] = True
-                used += len(line) + 1
+                used += len(lines[i]) + 1
     kept = [line for i, line in enumerate(lines) if chosen[i]]
     nonblank = sum(1 for line in lines if line.strip())
     return Condensed(
