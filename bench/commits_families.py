@@ -7,7 +7,9 @@ Usage: ``.venv/bin/python -m bench.commits_families [--log bench/.cache/commits/
 ``--set ../shared/eval/issues --preds bm25-set=../shared/eval/issues/preds_bm25.jsonl
 --base bm25-set --min-family 10`` scores the issue-report set against its own BM25 row (issue 24).
 ``--compare oya,oya-noorigins`` adds the paired-bootstrap 95 % interval of the two rows' difference
-per family (R@1, R@5; queries resampled with replacement, ``BOOTSTRAP`` draws, fixed seed).
+per family (R@1, R@5; queries resampled with replacement, ``BOOTSTRAP`` draws, fixed seed); it may
+be given more than once. ``--out bench/results/issues_families.json`` also writes the scores, the
+intervals and the confidence calibration of row ``oya`` for ``python -m bench.doc_tables``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.commits_eval import CACHE, default_set
-from bench.common import import_from, percentile
+from bench.commits_report import calibration, gold_rank
+from bench.common import import_from, percentile, write_json
 
 FAMILY = {"Java": "JVM", "Kotlin": "JVM"}
 MIN_FAMILY = 20  # queries a family needs for its bar to count (issue 16; issue 24 says 10)
@@ -80,21 +83,47 @@ def paired_interval(a: list[float], b: list[float], seed: int = 0) -> tuple[floa
     return sum(diffs) / n, percentile(means, 2.5), percentile(means, 97.5)
 
 
+def compare_data(
+    log: Path, evalset: Path, a: str, b: str, preds: dict[str, Path] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per family and overall: n, and row ``a`` minus row ``b`` in R@1 and R@5 as points
+    ``[mean, low, high]`` (the 95 % paired-bootstrap interval)."""
+    scored = per_query(_records(log, preds or {}), evalset, [a, b])
+    out: dict[str, dict[str, Any]] = {}
+    for fam in sorted({f for f, _ in scored[a]}) + ["overall"]:
+        idx = [i for i, (f, _) in enumerate(scored[a]) if fam in ("overall", f)]
+        out[fam] = {"n": len(idx)}
+        for metric in ("R@1", "R@5"):
+            out[fam][metric] = list(
+                paired_interval(
+                    [100 * scored[a][i][1][metric] for i in idx], [100 * scored[b][i][1][metric] for i in idx]
+                )
+            )
+    return out
+
+
 def compare(log: Path, evalset: Path, a: str, b: str, preds: dict[str, Path] | None = None) -> str:
     """Per family: row ``a`` minus row ``b`` in R@1 and R@5, points, with intervals."""
-    scored = per_query(_records(log, preds or {}), evalset, [a, b])
-    fams = sorted({f for f, _ in scored[a]}) + ["overall"]
     lines = [f"| family | n | {a} − {b} R@1 [95 %] | R@5 [95 %] |", "| --- | ---: | ---: | ---: |"]
-    for fam in fams:
-        idx = [i for i, (f, _) in enumerate(scored[a]) if fam in ("overall", f)]
-        cells = []
-        for metric in ("R@1", "R@5"):
-            mean, lo, hi = paired_interval(
-                [100 * scored[a][i][1][metric] for i in idx], [100 * scored[b][i][1][metric] for i in idx]
-            )
-            cells.append(f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}]")
-        lines.append(f"| {fam} | {len(idx)} | " + " | ".join(cells) + " |")
+    for fam, d in compare_data(log, evalset, a, b, preds).items():
+        cells = [f"{m:+.1f} [{lo:+.1f}, {hi:+.1f}]" for m, lo, hi in (d["R@1"], d["R@5"])]
+        lines.append(f"| {fam} | {d['n']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def oya_calibration(log: Path, evalset: Path) -> dict[str, Any]:
+    """The confidence levels of row ``oya`` against where its first gold file ranked."""
+    queries = {q["id"]: q for q in map(json.loads, (evalset / "queries.jsonl").read_text().splitlines())}
+    return calibration(
+        [
+            {
+                "level": r["confidence"]["level"],
+                "gold_rank": gold_rank(r["rows"]["oya"], queries[r["id"]]["gold_files"]),
+            }
+            for r in _records(log, {})
+            if "confidence" in r
+        ]
+    )
 
 
 def table(
@@ -123,16 +152,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default="bm25-files")
     ap.add_argument("--preds", action="append", default=[], help="NAME=PATH: a row from a predictions file")
     ap.add_argument("--min-family", type=int, default=MIN_FAMILY)
-    ap.add_argument("--compare", default="", help="ROW_A,ROW_B: paired-bootstrap intervals of A − B")
+    ap.add_argument(
+        "--compare", action="append", default=[], help="ROW_A,ROW_B: paired-bootstrap intervals of A − B"
+    )
+    ap.add_argument("--out", default="", help="also write scores, intervals and calibration here (JSON)")
     a = ap.parse_args(argv)
     rows = [r for r in a.rows.split(",") if r]
     preds = {name: Path(path) for name, path in (p.split("=", 1) for p in a.preds)}
     scores = family_scores(Path(a.log), Path(a.set), list(dict.fromkeys([*rows, a.base])), preds)
     print(table(scores, rows, a.base, a.min_family))
-    if a.compare:
-        first, second = a.compare.split(",")
+    pairs = [tuple(c.split(",", 1)) for c in a.compare]
+    for first, second in pairs:
         print()
         print(compare(Path(a.log), Path(a.set), first, second, preds))
+    if a.out:
+        result = {
+            "set": Path(a.set).name,
+            "rows": rows,
+            "base": a.base,
+            "min_family": a.min_family,
+            "scores": scores,
+            "compare": {f"{x},{y}": compare_data(Path(a.log), Path(a.set), x, y, preds) for x, y in pairs},
+            "calibration": oya_calibration(Path(a.log), Path(a.set)),
+        }
+        write_json(Path(a.out), result, indent=1)
     return 0
 
 

@@ -329,6 +329,87 @@ def calibration_commits(res: Results) -> str:
     return _table(["level", "commits: queries (share)", "precision"], rows, [" --- ", " ---: ", " ---: "])
 
 
+_ISSUES = "issues_families.json"
+_ISSUE_ROWS = [
+    ("oya", "**Oya**"),
+    ("oya-noorigins", "Oya without file provenance"),
+    ("oya-nosemantic", "Oya without the semantic channel"),
+    ("bm25-files", "BM25 over Oya's indexed files"),
+    ("bm25-set", "the set's BM25 row (source files only)"),
+]
+_ISSUE_BAR = 10.0  # issue 24: file R@5 at least 10 points above the set's BM25 row
+
+
+def issues_families(res: Results) -> str:
+    """The issue-report set per family: each row's R@1 / R@5, and Oya's margin over the set's BM25."""
+    data = res.json(_ISSUES)
+    scores, base, least = data["scores"], data["base"], data["min_family"]
+    rows_here = [(k, label) for k, label in _ISSUE_ROWS if k in scores]
+    fams = [f for f in _FAMILY_ORDER if f in scores["oya"]] + ["overall"]
+    rows = []
+    for fam in fams:
+        n = int(scores["oya"][fam]["n"])
+        cells = [f"{_pct(scores[k][fam]['R@1'])} / {_pct(scores[k][fam]['R@5'])}" for k, _ in rows_here]
+        d5 = (scores["oya"][fam]["R@5"] - scores[base][fam]["R@5"]) * 100
+        margin = _f(d5, 1, sign=True)
+        if fam != "overall" and n < least:
+            margin += f" (n < {least}: no bar)"
+        elif d5 < _ISSUE_BAR:
+            margin += " (below the bar)"
+        label = "**overall**" if fam == "overall" else fam
+        rows.append([label, str(n)] + cells + [margin])
+    head = ["family", "n"] + [f"{label} R@1 / R@5" for _, label in rows_here] + [f"Oya R@5 − {base}"]
+    return _table(head, rows, [" --- ", " ---: "] + [" ---: "] * (len(rows_here) + 1))
+
+
+def _intervals(res: Results, name: str) -> str:
+    data = res.json(name)
+    rows = []
+    for pair, fams in data["compare"].items():
+        a, b = pair.split(",")
+        for fam in [f for f in _FAMILY_ORDER if f in fams] + ["overall"]:
+            d = fams[fam]
+            cells = [
+                f"{_f(m, 1, sign=True)} [{_f(lo, 1, sign=True)}, {_f(hi, 1, sign=True)}]"
+                for m, lo, hi in (d["R@1"], d["R@5"])
+            ]
+            rows.append([f"{a} − {b}", fam, str(d["n"])] + cells)
+    head = ["difference", "family", "n", "R@1 points [95 %]", "R@5 points [95 %]"]
+    return _table(head, rows, [" --- ", " --- ", " ---: ", " ---: ", " ---: "])
+
+
+def issues_intervals(res: Results) -> str:
+    """Paired-bootstrap intervals of the issue-report set's comparisons, per family."""
+    return _intervals(res, _ISSUES)
+
+
+def commits_noise(res: Results) -> str:
+    """Paired-bootstrap intervals of the commits set's comparisons, per family."""
+    return _intervals(res, "commits_families.json")
+
+
+def _calibration_cell(cal: dict[str, Any], level: str) -> str:
+    v = cal["levels"][level]
+    return f"{v['n']} ({_f(v['share'] * 100, 0)} %): {_f(v['precision'] * 100, 1)} %"
+
+
+def calibration_both(res: Results) -> str:
+    """Confidence per level on both sets: queries (share) and precision (a gold file in the top 5)."""
+    sets = [("fix commits", res.json("commits_families.json")["calibration"])]
+    sets.append(("issue reports", res.json(_ISSUES)["calibration"]))
+    rows = []
+    for label, cal in sets:
+        shown = round(cal["low_recall_of_misses"] * cal["misses"])
+        misses = f"{shown} of {cal['misses']} ({_f(cal['low_recall_of_misses'] * 100, 0)} %)"
+        rows.append(
+            [label, str(cal["n"])]
+            + [_calibration_cell(cal, lv) for lv in ("HIGH", "MEDIUM", "LOW")]
+            + [misses]
+        )
+    head = ["set", "queries", "HIGH: n (share): precision", "MEDIUM", "LOW", "misses shown LOW"]
+    return _table(head, rows, [" --- ", " ---: ", " ---: ", " ---: ", " ---: ", " ---: "])
+
+
 def commits_parsing(res: Results) -> str:
     """What the parsers of every language bought (bench/experiments/commits_compare.py), one row per view."""
     tables = res.md_tables("archive/commits_compare_langs.md")
@@ -879,6 +960,10 @@ TABLES: dict[str, Table] = {
         Table("commits_families", (_COMMITS,), commits_families),
         Table("calibration_commits", (_COMMITS,), calibration_commits),
         Table("commits_parsing", ("archive/commits_compare_langs.md",), commits_parsing),
+        Table("commits_noise", ("commits_families.json",), commits_noise),
+        Table("issues_families", (_ISSUES,), issues_families),
+        Table("issues_intervals", (_ISSUES,), issues_intervals),
+        Table("calibration_both", ("commits_families.json", _ISSUES), calibration_both),
         Table("full_build", ("full_build_bench.json", "full_build_one_file.json"), full_build),
         Table("dagster_runs", ("dagster_bench.json",), dagster_runs),
         Table("dagster_executors", ("dagster_bench.json",), dagster_executors),
