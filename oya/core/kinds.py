@@ -110,10 +110,20 @@ _ASKS = {
     "other": re.compile(
         r"\b(config(uration)?|settings|makefile|cmake|build (file|script|system)s?|docker(file)?|ya?ml|"
         r"toml|ini|json|gradle|maven|pom|npm|package\.json|cargo|go\.mod|pyproject|setup\.(py|cfg)|ci|"
-        r"workflows?|(shell )?scripts?|bash|powershell)\b",
+        r"workflows?)\b",
         re.I,
     ),
 }
+# shell scripts are "other" too, but only script words ask for them: "the release script fails" asks
+# for vet.sh, not for package.json; and only they keep a script in place
+_SCRIPT_EXTS = frozenset("sh bash zsh fish ksh ps1 psm1 bat cmd".split())
+_ASKS_SCRIPT = re.compile(r"\b(shell|bash|zsh|powershell|scripts?)\b", re.I)
+# words of a question about type declarations: then ``x.d.ts`` beside ``x.js`` is what it asks for
+_ASKS_TYPES = re.compile(r"\b(types?|typings?|typescript|typed|d\.ts|declarations?)\b", re.I)
+
+
+def _is_script(path: str) -> bool:
+    return path.rsplit(".", 1)[-1].lower() in _SCRIPT_EXTS if "." in path.rsplit("/", 1)[-1] else False
 
 
 def asked_kinds(question: str) -> frozenset[str]:
@@ -133,11 +143,18 @@ def mentions_tests(question: str) -> bool:
 def unnamed_copies(origins: Mapping[str, str], paths: Iterable[str], question: str) -> frozenset[str]:
     """Those of ``paths`` that are not source (``origins``: generated, vendored, amalgamated,
     copies) and that ``question`` does not name by their path: they rank after the source they
-    copy. A name alone is not enough: ``json.hpp`` is the source's name too."""
+    copy. A name alone is not enough: ``json.hpp`` is the source's name too. Type declarations
+    (``x.d.ts`` beside ``x.js``) stay in place when the first line speaks of types: "fix response
+    headers types" is fixed in ``index.d.ts``."""
     if not origins:
         return frozenset()
     low = question.lower()
-    return frozenset(p for p in paths if p in origins and p.lower() not in low)
+    types = _ASKS_TYPES.search(first_line(question)) is not None
+    return frozenset(
+        p
+        for p in paths
+        if p in origins and p.lower() not in low and not (types and origins[p] == "declaration")
+    )
 
 
 def first_line(question: str) -> str:
@@ -159,7 +176,11 @@ def code_first(
     low = {k for k in demoted if k not in asked}
     if not low and not copies:
         return list(items)
-    kinds = [path(x) in copies or file_kind(path(x)) in low for x in items]
+    scripts = "other" in low and _ASKS_SCRIPT.search(question) is not None
+    kinds = [
+        path(x) in copies or (file_kind(path(x)) in low and not (scripts and _is_script(path(x))))
+        for x in items
+    ]
     return [x for x, k in zip(items, kinds, strict=True) if not k] + [
         x for x, k in zip(items, kinds, strict=True) if k
     ]

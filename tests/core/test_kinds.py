@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oya.core.kinds import asked_kinds, code_first, file_kind, first_line
+from oya.core.kinds import asked_kinds, code_first, file_kind, first_line, unnamed_copies
 
 
 @pytest.mark.parametrize(
@@ -101,3 +101,21 @@ def test_shell_scripts_are_tooling_after_the_code_unless_asked_for() -> None:
         "scripts/release.bash",
     ]
     assert code_first(paths, str, "the release script fails", demoted=("other",)) == paths
+
+
+def test_script_words_keep_shell_scripts_in_place_not_every_build_file() -> None:
+    # "scripts" asks for vet.sh; package.json stays after the code (vite: "non module scripts" is HTML)
+    paths = ["package.json", "vet.sh", "src/html.ts"]
+    question = "fix: do not warn about non module scripts"
+    assert code_first(paths, str, question, demoted=("other",)) == ["vet.sh", "src/html.ts", "package.json"]
+    assert code_first(paths, str, "fix the npm package.json", demoted=("other",)) == paths
+
+
+def test_type_declarations_stay_in_place_when_the_subject_speaks_of_types() -> None:
+    origins = {"index.d.ts": "declaration", "dist/axios.js": "generated"}
+    paths = ["index.d.ts", "dist/axios.js", "lib/axios.js"]
+    assert unnamed_copies(origins, paths, "fix response headers types") == {"dist/axios.js"}
+    assert unnamed_copies(origins, paths, "Request hangs on redirect\nthe types are fine") == {
+        "index.d.ts",
+        "dist/axios.js",
+    }
