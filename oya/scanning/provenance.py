@@ -27,6 +27,11 @@ Theory of operation (first rule that applies decides; one pass over the texts, l
    Files that merely look alike (sibling printers, config classes) hold each other only in
    part, and are left alone.
 5. TypeScript declarations (``x.d.ts``) beside the JavaScript they describe (``x.js``) mirror it.
+6. Licences: C-family code under a folder that carries a licence file of its own, whose text is
+   none of the repository root's licences, is another project's library copied in (jq's
+   ``src/decNumber/`` with IBM's ICU licence). Only C-family code: a Rust workspace's crates, a
+   JavaScript monorepo's packages carry licence files of their own and are the project's code (they
+   also carry a manifest, which C has none of).
 """
 
 from __future__ import annotations
@@ -259,13 +264,56 @@ def declaration_origins(paths: Iterable[str]) -> dict[str, Provenance]:
     return out
 
 
+# --- 6. licences ---------------------------------------------------------------------------
+
+_LICENCE_NAME = re.compile(
+    r"^(un)?licen[cs]e([._-].*)?$|^copying([._-].*)?$|[._-]licen[cs]e(\.[a-z]+)?$", re.IGNORECASE
+)
+
+
+def is_licence_name(name: str) -> bool:
+    """``LICENSE``, ``COPYING.txt``, ``LICENSE-MIT``, ``ICU-license.html``..."""
+    return _LICENCE_NAME.search(name) is not None
+
+
+def licence_digest(raw: bytes) -> str:
+    """A licence text's digest, blind to whitespace and case (a re-wrapped copy is the same)."""
+    return hashlib.sha256(b" ".join(raw.lower().split())).hexdigest()
+
+
+def licence_origins(paths: Iterable[str], licences: Mapping[str, set[str]]) -> dict[str, Provenance]:
+    """C-family files under a folder whose licence is none of the root's (``licences``: folder ->
+    digests of its licence files; the root is ``""``), with the nearest such folder."""
+    root = licences.get("", set())
+    foreign = {d for d, digests in licences.items() if d and not digests <= root}
+    if not foreign:
+        return {}
+    out = {}
+    for path in paths:
+        if not _C_FAMILY.search(path):
+            continue
+        folder = path.rpartition("/")[0]
+        while folder:
+            if folder in foreign:
+                out[path] = Provenance(
+                    "vendored", f"{folder}/ carries a licence of its own: another project's code"
+                )
+                break
+            folder = folder.rpartition("/")[0]
+    return out
+
+
 # --- all of it ----------------------------------------------------------------------------
 
 
-def file_origins(files: Sequence[SourceFile], attributes: Mapping[str, str]) -> dict[str, Provenance]:
-    """The files of a scan that are not source a maintainer edits, each with its origin."""
+def file_origins(
+    files: Sequence[SourceFile], attributes: Mapping[str, str], licences: Mapping[str, set[str]] | None = None
+) -> dict[str, Provenance]:
+    """The files of a scan that are not source a maintainer edits, each with its origin
+    (``attributes``: folder -> its ``.gitattributes``; ``licences``: folder -> its licences' digests)."""
     paths = [f.path for f in files]
     by_attr = attribute_origins(attributes, paths)
+    by_licence = licence_origins(paths, licences or {})
     out: dict[str, Provenance] = {}
     undecided = []
     for f in files:
@@ -274,7 +322,7 @@ def file_origins(files: Sequence[SourceFile], attributes: Mapping[str, str]) -> 
             if verdict is not None:
                 out[f.path] = verdict
             continue
-        found = name_origin(f.path) or header_origin(f.text)
+        found = name_origin(f.path) or header_origin(f.text) or by_licence.get(f.path)
         if found is not None:
             out[f.path] = found
         else:

@@ -53,7 +53,7 @@ from oya.models import ScanResult, SkippedFile, SourceFile
 from oya.scanning.gitview import find_work_tree, git_ls_files, ignored_by_enclosing_tree
 from oya.scanning.ignores import Specs, builtin_ignore, gitignored, load_gitignore
 from oya.scanning.languages import BINARY_EXTS, detect_language, split_ext
-from oya.scanning.provenance import file_origins
+from oya.scanning.provenance import file_origins, is_licence_name, licence_digest
 from oya.scanning.redact import redact, redact_path
 
 __all__ = ["scan_repository"]
@@ -238,6 +238,7 @@ class _Collector:
         self.files: dict[str, SourceFile] = {}
         self.skipped: dict[str, SkippedFile] = {}
         self.attributes: dict[str, str] = {}  # folder -> its .gitattributes (oya.scanning.provenance)
+        self.licences: dict[str, set[str]] = {}  # folder -> digests of its licence files (the same)
 
     def note_attributes(self, rel: str, abs_path: str) -> None:
         """Keep a ``.gitattributes`` text: it says which files are generated or vendored."""
@@ -247,6 +248,23 @@ class _Collector:
             return
         if raw is not None:
             self.attributes[rel.rpartition("/")[0]] = raw.decode("utf-8", "replace")
+
+    def note_licence(self, rel: str, abs_path: str) -> None:
+        """Keep the digest of a licence file's text: a folder with a licence of its own is someone
+        else's project copied in (``oya.scanning.provenance.licence_origins``)."""
+        try:
+            raw = _read_regular(abs_path, _ATTRIBUTES_MAX_BYTES)
+        except OSError:
+            return
+        if raw is not None:
+            self.licences.setdefault(rel.rpartition("/")[0], set()).add(licence_digest(raw))
+
+    def note(self, name: str, rel: str, abs_path: str) -> None:
+        """Keep what a file says about the others' provenance: ``.gitattributes``, licences."""
+        if name == ".gitattributes":
+            self.note_attributes(rel, abs_path)
+        elif is_licence_name(name):
+            self.note_licence(rel, abs_path)
 
     def add(self, item: SourceFile | SkippedFile) -> None:
         if (masked := redact_path(item.path)).counts:  # a token in the path: only its masked form is kept
@@ -270,7 +288,7 @@ class _Collector:
         return ScanResult(
             files=files,
             skipped=tuple(self.skipped[p] for p in sorted(self.skipped)),
-            origins=file_origins(files, self.attributes),
+            origins=file_origins(files, self.attributes, self.licences),
         )
 
 
@@ -392,8 +410,7 @@ def _scan_git(
         elif _safe_rel(rel) is None:
             out.skip(rel, "not-utf8")
         else:
-            if parts[-1] == ".gitattributes":
-                out.note_attributes(rel, abs_path)
+            out.note(parts[-1], rel, abs_path)
             out.add(_read_file(abs_path, rel, st, max_file_bytes, known))
     return out.result()
 
@@ -450,8 +467,7 @@ def _scan_walk(
                 except OSError as err:
                     out.skip(rel, "unreadable", err.strerror or "")
                     continue
-                if entry.name == ".gitattributes":
-                    out.note_attributes(rel, entry.path)
+                out.note(entry.name, rel, entry.path)
                 out.add(_read_file(entry.path, rel, st, max_file_bytes, known))
     return out.result()
 
