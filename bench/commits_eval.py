@@ -103,6 +103,7 @@ def run_queries(
     spread: bool,
     kept_only: bool = False,
     reference: dict[str, Any] | None = None,
+    embedders: bool = False,
 ) -> None:
     from bench.commits_rank import IndexRankers
 
@@ -121,7 +122,10 @@ def run_queries(
             rows = (
                 rankers.rank(q["query"])
                 if reference is None
-                else with_reference(rankers.rank_oya(q["query"]), reference[q["id"]]["rows"])
+                else with_reference(
+                    (rankers.rank_embedders if embedders else rankers.rank_oya)(q["query"]),
+                    reference[q["id"]]["rows"],
+                )
             )
         finally:
             rankers.close()
@@ -260,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a run log (runs.jsonl) of main's code over the same kept indexes: rank only this "
         "checkout's Oya rows and take the reference rows (and main's oya as oya-main) from it",
     )
+    ap.add_argument(
+        "--embedder-rows",
+        action="store_true",
+        help="with --reference-log: rank issue 25's rows only (oya, oya-nosemantic, the static models')",
+    )
     ap.add_argument("--out", default=str(RESULTS / "commits_eval.json"))
     ap.add_argument(
         "--log",
@@ -295,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         backfill_tree_rows(evalset, queries, done, log)
     else:
         reference = load_log(Path(a.reference_log)) if a.reference_log else None
-        run_queries(evalset, queries, done, log, a.sample == "spread", a.kept_only, reference)
+        run_queries(
+            evalset, queries, done, log, a.sample == "spread", a.kept_only, reference, a.embedder_rows
+        )
         queries = [q for q in queries if q["id"] in done]
     result = summarize(evalset, queries, done, log.parent / "preds")
     result["meta"] = {

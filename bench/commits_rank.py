@@ -39,6 +39,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from bench.common import CACHE_DIR
 from bench.variants.coactivation import with_coactivation
 from bench.variants.file_lexical import without_file_lexical
 from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
@@ -52,13 +53,19 @@ from bench.variants.ranking import (
     without_build_files_last,
 )
 from bench.variants.scope import with_scope_weight, without_scope
+from bench.variants.static.embedder import StaticEmbedder
+from oya.core.channels import make_channels
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
 from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
-from oya.embedding.embedder import Embedder
+from oya.core.vectors import decode_f32
+from oya.embedding.cache import EmbeddingCache
+from oya.embedding.embedder import Embedder, embed_chunks
 from oya.query.searcher import Searcher, embedder_for, index_channels
 from oya.scanning.reader import scan_repository
+from oya.settings import CachePaths
+from oya.store.backends import MatrixVectorChannel
 from oya.store.index import Index
 
 RRF_K = 10
@@ -218,6 +225,40 @@ def confidence_record(result: RetrievalResult) -> dict[str, Any]:
 
 _EMBEDDERS: dict[str, Embedder | None] = {}
 
+# issue 25: the semantic channel with a static model's vectors (``oya-static<dims>``: the shipped
+# pipeline; ``embedding-static<dims>``: the channel alone, files by their best chunk). The chunks
+# are embedded in memory (vectors cached by text in bench/.cache/static), no index is rebuilt.
+# the candidates; 384 (a rotation of all of PCA, as many bytes as MiniLM's) is the own eval's only
+STATIC_DIMS = (128, 256)
+_STATIC: dict[int, StaticEmbedder] = {}
+
+
+def static_embedder(dims: int) -> StaticEmbedder:
+    if dims not in _STATIC:
+        _STATIC[dims] = StaticEmbedder(dims, cache_dir=CACHE_DIR / "static")
+    return _STATIC[dims]
+
+
+class _IndexAtWidth:
+    """An index seen with another vector width: the base channel checks a question's width
+    against ``index.dim`` (MiniLM's 384), the preset vectors are the static model's."""
+
+    def __init__(self, index: Index, dim: int) -> None:
+        self._index = index
+        self.dim = dim
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+
+class PresetVectorChannel(MatrixVectorChannel):
+    """The CLI's numpy cosine channel over vectors given in memory instead of the index's."""
+
+    def __init__(self, index: Index, ids: list[str], matrix: np.ndarray) -> None:
+        super().__init__(_IndexAtWidth(index, matrix.shape[1]))  # type: ignore[arg-type]
+        self._ids = ids
+        self._matrix = matrix
+
 
 class IndexRankers:
     """Every row's file ranking for questions against one built index."""
@@ -235,6 +276,7 @@ class IndexRankers:
         self.confidence: dict[str, Any] = {}  # the last ``rank``'s banner (``confidence_record``)
         self._corpus: Corpus | None = None
         self._vectors: dict[str, tuple[list[float] | None, str]] = {}
+        self._static: dict[int, PresetVectorChannel] = {}
 
     def close(self) -> None:
         self.searcher.index.close()
@@ -288,6 +330,47 @@ class IndexRankers:
         out = {name: [f.path for f in self._search(question, p).files] for name, p in rows.items()}
         for name, text in (("oya-prose", embedding_text(question)), ("oya-subject", subject_text(question))):
             out[name] = [f.path for f in self._search(question, shipped, text).files]
+        return out
+
+    def static_channel(self, dims: int) -> PresetVectorChannel:
+        """The index's chunks embedded by the static model of width ``dims`` (cached by text)."""
+        if dims not in self._static:
+            embedder = static_embedder(dims)
+            index = self.searcher.index
+            cache = EmbeddingCache(CachePaths(CACHE_DIR / "static").embeddings(embedder.model_id))
+            try:
+                vectors, _new, _old = embed_chunks(index.all_chunks(), embedder, cache)
+            finally:
+                cache.close()
+            ids = sorted(vectors)
+            matrix = np.frombuffer(b"".join(vectors[i] for i in ids), dtype="<f4").reshape(len(ids), dims)
+            self._static[dims] = PresetVectorChannel(index, ids, matrix)
+        return self._static[dims]
+
+    def rank_embedders(self, question: str) -> dict[str, list[str]]:
+        """Issue 25's rows: ``oya`` (the index's own model), ``oya-nosemantic``, and per static
+        width the shipped pipeline over its vectors and its channel alone."""
+        shipped = self.searcher.search(question, k=10)
+        out = {"oya": [f.path for f in shipped.files]}
+        self.confidence = confidence_record(shipped)
+        nosemantic = default_pipeline(replace(RetrievalOptions(), k=10, channels=("lexical", "graph")))
+        out["oya-nosemantic"] = [f.path for f in self._search(question, nosemantic).files]
+        index = self.searcher.index
+        pipeline = default_pipeline(replace(RetrievalOptions(), k=10))
+        for dims in STATIC_DIMS:
+            channel = self.static_channel(dims)
+            vector = list(decode_f32(static_embedder(dims).embed([question])[0]))
+            channels = make_channels(
+                lexical=self.searcher.backends[0], semantic=channel, graph=index.graph, corpus=index
+            )
+            result = retrieve(
+                question, channels=channels, graph=index.graph, corpus=index, vector=vector, pipeline=pipeline
+            )
+            out[f"oya-static{dims}"] = [f.path for f in result.files]
+            assert channel._matrix is not None
+            sims = channel._matrix.astype(np.float64) @ np.asarray(vector, dtype=np.float64)
+            paths = index.chunk_paths()
+            out[f"embedding-static{dims}"] = best_per_file([paths[i] for i in channel._ids or []], sims)
         return out
 
     def rank_oya(self, question: str) -> dict[str, list[str]]:

@@ -227,6 +227,53 @@ def int8_compare(res: Results) -> str:
     return _table(head, rows)
 
 
+_EMBEDDERS = "archive/issue25_embedders.md"
+_EMBEDDER_NAMES = ("static-256", "static-128", "none")  # make_archive's order (issue 25)
+
+
+def embedder_own_eval(res: Results) -> str:
+    """Issue 25: MiniLM against the static models and no semantic channel, own eval, both project
+    groups (eval_compare's tables: per candidate the tuning projects, then the held-out one)."""
+    tables = res.md_tables(_EMBEDDERS)
+    own = tables[: 2 * len(_EMBEDDER_NAMES)]
+    rows = []
+    for group, label in ((0, "tuning"), (1, "held out")):
+        by_name = [{r[0]: r for r in own[2 * i + group][1:]} for i in range(len(_EMBEDDER_NAMES))]
+        for metric in by_name[0]:
+            cells = [f"{label}: {metric}", by_name[0][metric][1]]
+            cells += [f"{t[metric][2]} ({t[metric][3]} {t[metric][4]})" for t in by_name]
+            rows.append(cells)
+    head = ["metric", "MiniLM"] + [f"{n}: value (points, 95 %)" for n in _EMBEDDER_NAMES]
+    return _table(head, rows)
+
+
+def embedder_commits(res: Results) -> str:
+    """Issue 25: each candidate's file R@1 and R@5 minus MiniLM's per family, fix commits
+    (commits_families' paired-bootstrap tables, after the own eval's in the archive)."""
+    return _embedder_families(res, 0)
+
+
+def embedder_issues(res: Results) -> str:
+    """Issue 25: as ``embedder_commits``, the issue reports (the archive's last three tables)."""
+    return _embedder_families(res, 1)
+
+
+def _embedder_families(res: Results, which: int) -> str:
+    first = 2 * len(_EMBEDDER_NAMES) + which * len(_EMBEDDER_NAMES)
+    tables = res.md_tables(_EMBEDDERS)[first : first + len(_EMBEDDER_NAMES)]
+    by_name = [{r[0]: r for r in t[1:]} for t in tables]
+    rows = []
+    for family, first in by_name[0].items():
+        cells = [family, first[1]]
+        for t in by_name:
+            cells += [f"{t[family][2]}", f"{t[family][3]}"]
+        rows.append(cells)
+    head = ["family", "n"]
+    for n in _EMBEDDER_NAMES[: len(tables)]:
+        head += [f"{n} − MiniLM R@1 [95 %]", "R@5 [95 %]"]
+    return _table(head, rows)
+
+
 # --- fix commits (bench/commits_eval.py) ---------------------------------------------------------------
 
 _COMMITS = "commits_eval.json"
@@ -956,6 +1003,9 @@ TABLES: dict[str, Table] = {
         Table("own_eval_ablation", (_EVAL,), own_eval_ablation),
         Table("own_eval_latency", (_EVAL,), own_eval_latency),
         Table("int8_compare", ("archive/embed_eval_compare.md",), int8_compare),
+        Table("embedder_own_eval", (_EMBEDDERS,), embedder_own_eval),
+        Table("embedder_commits", (_EMBEDDERS,), embedder_commits),
+        Table("embedder_issues", (_EMBEDDERS,), embedder_issues),
         Table("commits_rows", (_COMMITS,), commits_rows),
         Table("commits_families", (_COMMITS,), commits_families),
         Table("calibration_commits", (_COMMITS,), calibration_commits),

@@ -1,6 +1,6 @@
 """Is one eval_quality.py run better than another? Paired bootstrap over the same queries.
 
-Usage: ``.venv/bin/python -m bench.eval_compare BASE.json NEW.json [--config default] [--n 2000]``
+Usage: ``.venv/bin/python -m bench.eval_compare BASE.json NEW.json [--config default] [--new-config C] [--n 2000]``
 (two ``eval_quality.py --out`` files made with the same projects, query counts and seed).
 
 For each metric: both runs' values (mean over the tuning projects, and the held-out ones apart),
@@ -82,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("base")
     ap.add_argument("new")
     ap.add_argument("--config", default="default")
+    ap.add_argument(
+        "--new-config", default="", help="the NEW run's config when it differs (e.g. 'no semantic channel')"
+    )
     ap.add_argument("--n", type=int, default=2000, help="bootstrap resamples")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -89,11 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     held = set(runs[0]["args"]["holdout"].split(",")) - {""}
     for label, keep in (("tuning projects", lambda p: p not in held), ("held out", lambda p: p in held)):
         base = {p: r[args.config] for p, r in runs[0]["results"].items() if keep(p)}
-        new = {p: runs[1]["results"][p][args.config] for p in base}
+        new_config = args.new_config or args.config
+        new = {p: runs[1]["results"][p][new_config] for p in base}
         if not base:
             continue
+        configs = args.config if new_config == args.config else f"{args.config} -> {new_config}"
         print(
-            f"\n**{args.config}, {label} ({', '.join(base)})**: {runs[0]['embedder']} -> {runs[1]['embedder']}\n"
+            f"\n**{configs}, {label} ({', '.join(base)})**: {runs[0]['embedder']} -> {runs[1]['embedder']}\n"
         )
         print("| metric | base | new | delta (points) | 95% interval of delta |")
         print("|---|---|---|---|---|")

@@ -75,6 +75,8 @@ BASELINES: dict[str, dict[str, Any]] = {
     },
     # not a single channel (the code graph ranks the files), shown so the file-ranking gain is visible
     "vector + graph file ranking": {"channels": ("semantic",), "expand_graph": False},
+    # issue 25: what the semantic channel adds (every project, the held-out one too)
+    "no semantic channel": {"channels": ("lexical", "graph")},
     "default": {},
 }
 

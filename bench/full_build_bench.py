@@ -22,7 +22,7 @@ Theory of operation:
   site are this code's own), then appends the function and builds again. Quicker when only the
   rebuild path changed; its embedding is not cold, so the cold rows are not printed.
 
-Run: ``.venv/bin/python -m bench.full_build_bench [--project networkx==3.6.1] [--one-file-only]``;
+Run: ``.venv/bin/python -m bench.full_build_bench [--project networkx==3.6.1] [--one-file-only] [--cold-only] [--out F]``;
 results go to ``bench/results/full_build_bench.json`` (``full_build_one_file.json``).
 """
 
@@ -101,7 +101,7 @@ def source_bytes(index_dir: Path) -> int:
     return int(row[0]) if row and row[0] else 0
 
 
-def run(spec: str) -> dict[str, Any]:
+def run(spec: str, cold_only: bool = False) -> dict[str, Any]:
     name = spec.split("==")[0]
     base = WORK / name
     shutil.rmtree(base, ignore_errors=True)
@@ -113,8 +113,9 @@ def run(spec: str) -> dict[str, Any]:
     result: dict[str, Any] = {"project": spec, "machine": machine()}
     result["cold"] = build(repo, out, cache)
     result["sizes"] = _sizes(out / "site", source_bytes(out), result["cold"]["lines"])
-    result["edited"] = _edit_one_file(repo)
-    result["one_file"] = build(repo, out, cache)
+    if not cold_only:
+        result["edited"] = _edit_one_file(repo)
+        result["one_file"] = build(repo, out, cache)
     return result
 
 
@@ -149,7 +150,13 @@ def report_one_file(r: dict[str, Any]) -> None:
 
 
 def report(r: dict[str, Any]) -> None:
-    cold, one, sizes = r["cold"], r["one_file"], r["sizes"]
+    cold, sizes = r["cold"], r["sizes"]
+    one = r.get("one_file") or {
+        "assets_seconds": {},
+        "run_build_seconds": 0.0,
+        "embedded": 0,
+        "wall_seconds": 0.0,
+    }
     per_100k = cold["wall_seconds"] / cold["lines"] * 100_000
     embed_one = one["assets_seconds"].get("chunk_embeddings", 0.0)
     rows = [
@@ -186,7 +193,8 @@ def report(r: dict[str, Any]) -> None:
         ("… process wall", f"{one['wall_seconds']:.1f} s", ""),
     ]
     print(
-        f"\n{r['project']} — {r['machine']['date_utc']}, {r['machine']['cpus']} CPUs, load {r['machine']['load_avg_start']}"
+        f"\n{r['project']} — {r['machine']['date_utc']}, {r['machine']['cpus']} CPUs, "
+        f"load {r['machine']['load_avg_start']} -> {cold['load_avg_after']}"
     )
     print("| | measured | target |\n|---|---|---|")
     for label, value, target in rows:
@@ -197,9 +205,10 @@ def report(r: dict[str, Any]) -> None:
     overhead = [b["run_build_seconds"] - sum(b["assets_seconds"].values()) for b in (cold, one)]
     print(f"  {'Dagster overhead':<18} {overhead[0]:>8.2f} {overhead[1]:>8.2f}  (run_build minus the assets)")
     print(f"  {'run_build':<18} {cold['run_build_seconds']:>8.2f} {one['run_build_seconds']:>8.2f}")
-    print(
-        f"one file: index {one.get('index_patched') or 'written whole'}, {one['pages_rendered']} pages rendered"
-    )
+    if r.get("one_file"):
+        print(
+            f"one file: index {one.get('index_patched') or 'written whole'}, {one['pages_rendered']} pages rendered"
+        )
 
 
 def main() -> None:
@@ -210,6 +219,8 @@ def main() -> None:
     parser.add_argument("--project", default="networkx==3.6.1")
     parser.add_argument("--reprint", action="store_true", help="print the last results again")
     parser.add_argument("--one-file-only", action="store_true", help="only the one-file rebuild (see above)")
+    parser.add_argument("--cold-only", action="store_true", help="the cold build only, no one-file rebuild")
+    parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
     if args.one_file_only:
         one = run_one_file(args.project)
@@ -217,10 +228,10 @@ def main() -> None:
         report_one_file(one)
         return
     if args.reprint:
-        report(json.loads(RESULT.read_text()))
+        report(json.loads(args.out.read_text()))
         return
-    result = run(args.project)
-    write_json(RESULT, result, indent=1)
+    result = run(args.project, args.cold_only)
+    write_json(args.out, result, indent=1)
     report(result)
 
 

@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bench.common import CACHE_DIR
+from bench.variants.static.embedder import StaticEmbedder
 from oya.embedding.embedder import MAX_SEQ_LENGTH, MINILM_ID, Embedder, OnnxMiniLMEmbedder
 from oya.embedding.model_export import FP32
 from oya.errors import ModelError
@@ -178,4 +180,9 @@ VARIANTS: dict[str, Callable[[], Embedder]] = {
     "int8 one text per run 1 thread": lambda: OnnxMiniLMEmbedder(threads=1),
     "int8 one text per run spinning": Int8Spinning,
     "int8 one text per run 2x1 threads": Int8Parallel,
+    # issue 25: static models distilled from MiniLM (model2vec's recipe), by width
+    "static-128": lambda: StaticEmbedder(128, cache_dir=CACHE_DIR / "static"),
+    "static-256": lambda: StaticEmbedder(256, cache_dir=CACHE_DIR / "static"),
+    "static-384": lambda: StaticEmbedder(384, cache_dir=CACHE_DIR / "static"),
+    "static-256-nosif": lambda: StaticEmbedder(256, cache_dir=CACHE_DIR / "static", sif=None),
 }
