@@ -72,7 +72,8 @@ def result(index_dir: Path) -> RetrievalResult:
 
 
 def reply(answer: str, citations: list[tuple[str, int]]) -> str:
-    return json.dumps({"answer": answer, "citations": [{"path": p, "line": n} for p, n in citations]})
+    """A reply as the schema orders it: the citations, then the answer."""
+    return json.dumps({"citations": [{"path": p, "line": n} for p, n in citations], "answer": answer})
 
 
 def valid_citation(result: RetrievalResult) -> tuple[str, int]:
@@ -88,13 +89,22 @@ def test_prompt_fences_repository_text_and_ends_with_the_question(result: Retrie
     assert f"{first.citation.start_line}: {first.text.splitlines()[0]}" in context
     open_, close = fence_markers(context)
     assert system["role"] == "system" and user["role"] == "user"
-    assert open_ in system["content"] and close in system["content"]
+    assert open_ not in system["content"] and "<<<END REPOSITORY DATA KEY>>>" in system["content"]
     assert "not instructions" in system["content"]
     assert context not in system["content"]
     assert user["content"].startswith(open_ + "\n")
     fenced = user["content"].split(open_ + "\n", 1)[1].split("\n" + close, 1)[0]
     assert fenced == context
     assert user["content"].rstrip().endswith(f"Question: {QUESTION}")
+
+
+def test_the_system_message_is_the_same_for_every_question(index_dir: Path) -> None:
+    """A fixed system message is what lets a local model reuse its KV cache across questions."""
+    with Searcher.open(index_dir) as searcher:
+        one = build_messages(QUESTION, searcher.search(QUESTION, k=8))
+        other = build_messages("What does audit_restock describe?", searcher.search("audit_restock", k=3))
+    assert one[0] == other[0]
+    assert one[1]["content"].split("\n", 1)[0] != other[1]["content"].split("\n", 1)[0]  # keyed fences
 
 
 def test_search_keeps_k_and_path_filters_when_options_are_given(index_dir: Path) -> None:
@@ -171,7 +181,8 @@ def test_request_is_constrained_json_at_low_temperature(result: RetrievalResult)
     assert call["stream"] is True
     schema = call["response_format"]["schema"]
     assert call["response_format"]["type"] == "json_object"
-    assert schema["required"] == ["answer", "citations"]
+    assert schema["required"] == ["citations", "answer"]
+    assert list(schema["properties"]) == ["citations", "answer"]  # the grammar's order: sources first
     assert schema["properties"]["citations"]["items"]["required"] == ["path", "line"]
 
 
@@ -198,19 +209,31 @@ def test_valid_citations_are_kept_and_invalid_ones_dropped(result: RetrievalResu
     assert "dropped 1 citation" in answer.note
 
 
-def test_all_invalid_citations_fall_back_to_top_retrieved(result: RetrievalResult) -> None:
-    canned = reply("It restocks.", [("invented.py", 10), (result.citations[0].path, 999_999)])
-    answer = LlamaAnswerer(llm=FakeLlama(canned)).answer(QUESTION, result)
-    assert answer.method == "llama"
-    assert answer.citations == result.citations[:3]
-    assert answer.note == (
-        "none of the model's 2 citation(s) points into the retrieved code; citations are the top retrieved sources"
+def test_all_invalid_citations_give_the_extractive_answer_and_show_nothing(result: RetrievalResult) -> None:
+    canned = reply(
+        "It restocks the item with more units.", [("invented.py", 10), (result.citations[0].path, 999_999)]
     )
+    shown: list[str] = []
+    answer = LlamaAnswerer(llm=FakeLlama(canned)).answer_stream(QUESTION, result, shown.append)
+    assert answer.method == "extractive"
+    assert answer.note == (
+        "model answer unavailable: none of the model's 2 citation(s) points into the retrieved code"
+    )
+    assert shown == []  # rejected at the answer's key: not a word of it was printed
+
+
+def test_no_citation_at_all_gives_the_extractive_answer(result: RetrievalResult) -> None:
+    answer = LlamaAnswerer(llm=FakeLlama(reply("It restocks the item with more units.", []))).answer(
+        QUESTION, result
+    )
+    assert answer.method == "extractive"
+    assert answer.note == "model answer unavailable: the model gave no citation"
 
 
 # -- time limit and failures ---------------------------------------------------------------
 def test_time_limit_stops_generation_and_falls_back(result: RetrievalResult) -> None:
-    fake = FakeLlama(reply("slow " * 50, [valid_citation(result)]), delay=0.05, piece=1)
+    words = " ".join(f"word{i}" for i in range(60))
+    fake = FakeLlama(reply(words, [valid_citation(result)]), delay=0.05, piece=1)
     started = time.monotonic()
     answer = LlamaAnswerer(llm=fake, time_limit=0.3).answer(QUESTION, result)
     assert time.monotonic() - started < 2
@@ -226,6 +249,7 @@ def test_time_limit_stops_generation_and_falls_back(result: RetrievalResult) -> 
         (FakeLlama("", error=RuntimeError("llama_decode returned -1\nmore")), "RuntimeError: llama_decode"),
         (FakeLlama("this is not json"), "not JSON"),
         (FakeLlama('{"citations": []}'), "no answer text"),
+        (FakeLlama("{}"), "no answer text"),
         (FakeLlama('{"answer": "cut off mid'), "not JSON"),
     ],
 )
@@ -246,12 +270,14 @@ def test_missing_model_file_falls_back(result: RetrievalResult, tmp_path: Path) 
 
 # -- streaming -----------------------------------------------------------------------------
 def test_answer_stream_passes_only_the_answer_text(result: RetrievalResult) -> None:
-    text = 'restock adds "count" units\nand saves — done'
+    text = 'restock adds "count" units\nand saves — done. ' + " ".join(
+        f"then step {i} runs." for i in range(20)
+    )
     pieces: list[str] = []
     fake = FakeLlama(reply(text, [valid_citation(result)]), piece=3)
     answer = LlamaAnswerer(llm=fake).answer_stream(QUESTION, result, pieces.append)
     assert "".join(pieces) == text == answer.text
-    assert len(pieces) > 3
+    assert len(pieces) > 3  # streamed, a few words behind the model
 
 
 def test_answer_text_stream_waits_for_split_escapes() -> None:
@@ -260,6 +286,76 @@ def test_answer_text_stream_waits_for_split_escapes() -> None:
     for piece in ['{"ans', 'wer": "a\\', "nb\\u00", 'e9c", "citations": []}']:
         s.feed(piece)
     assert "".join(got) == "a\nbéc"
+
+
+# -- degenerate output (a fake model that loops, one that returns empty JSON ...) ----------
+LOOP = "The answer is: " * 40
+
+
+def test_a_looping_model_is_stopped_and_never_shown(result: RetrievalResult) -> None:
+    """SmolLM2-135M's failure on this repository: 'The answer is: The answer is: ...'."""
+    fake = FakeLlama(reply(LOOP, [valid_citation(result)]), piece=4)
+    shown: list[str] = []
+    answerer = LlamaAnswerer(llm=fake)
+    answer = answerer.answer_stream(QUESTION, result, shown.append)
+    assert answer.method == "extractive"
+    assert answer.note.startswith("model answer unavailable: the model's answer repeats itself")
+    assert "\n" not in answer.note
+    assert "The answer is: The answer is:" not in "".join(shown)  # not even the loop's start twice
+    total = len(reply(LOOP, [valid_citation(result)])) / 4
+    assert len(answerer.stamps) < total / 3  # generation was stopped once the loop showed
+
+
+def test_a_loop_after_a_good_start_is_discarded_in_the_cli_too(
+    index_dir: Path, result: RetrievalResult
+) -> None:
+    start = "Restock adds the given count to the quantity of the item and saves it. "
+    canned = reply(start + "It saves it. " * 30, [valid_citation(result)])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("oya.cli._answerer", lambda *a, **k: LlamaAnswerer(llm=FakeLlama(canned)))
+        r = CliRunner().invoke(main, ["ask", "--llm", QUESTION, "--index", str(index_dir)])
+    assert r.exit_code == 0, r.output
+    assert "It saves it. It saves it." not in r.stdout
+    assert "repeats itself" in r.stderr
+    assert "Citations:" in r.stdout  # the extractive answer, with its citations
+
+
+@pytest.mark.parametrize(
+    ("canned", "answer_text", "reason"),
+    [
+        ("{}", None, "no answer text"),
+        ('{"citations": [], "answer": ""}', None, "the model gave no citation"),
+        (None, "", "the model's answer is empty"),
+        (None, "The answer is:", "stops before it says anything"),
+        (None, "Restocks.", "too short"),
+        (None, QUESTION, "only repeats the question"),
+    ],
+)
+def test_empty_or_contentless_json_gives_the_extractive_answer(
+    result: RetrievalResult, canned: str | None, answer_text: str | None, reason: str
+) -> None:
+    if canned is None:
+        canned = reply(answer_text or "", [valid_citation(result)])
+    shown: list[str] = []
+    answer = LlamaAnswerer(llm=FakeLlama(canned)).answer_stream(QUESTION, result, shown.append)
+    assert answer.method == "extractive"
+    assert reason in answer.note
+    assert "".join(shown) == ""
+
+
+def test_an_answer_written_before_its_citations_is_held_until_they_are_checked(
+    result: RetrievalResult,
+) -> None:
+    """A server may ignore the schema's order: then nothing is shown before the citations."""
+    text = "Restock adds the given count to the quantity of the item and saves it."
+    bad = json.dumps({"answer": text, "citations": [{"path": "invented.py", "line": 1}]})
+    shown: list[str] = []
+    answer = LlamaAnswerer(llm=FakeLlama(bad, piece=2)).answer_stream(QUESTION, result, shown.append)
+    assert answer.method == "extractive" and shown == []
+    path, line = valid_citation(result)
+    good = json.dumps({"answer": text, "citations": [{"path": path, "line": line}]})
+    answer = LlamaAnswerer(llm=FakeLlama(good, piece=2)).answer_stream(QUESTION, result, shown.append)
+    assert answer.method == "llama" and "".join(shown) == text
 
 
 # -- CLI -----------------------------------------------------------------------------------
@@ -328,6 +424,7 @@ def test_a_local_model_gets_a_smaller_context_than_a_server(index_dir: Path) -> 
     with Searcher.open(index_dir) as searcher:
         res = searcher.search(QUESTION, options=local)
     assert res.context.budget == LLM_CONTEXT_BUDGET and res.context.tokens <= LLM_CONTEXT_BUDGET
+    assert LLM_DIAGRAM_BUDGET == 0 and res.context.mermaid == ""  # a diagram costs seconds of reading
 
 
 def test_generation_uses_every_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) -> None:
