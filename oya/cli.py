@@ -300,7 +300,8 @@ def ask(
 def _answerer(use_llm: bool, model: Path | None, server: str | None, timeout: float | None) -> Any:
     """The model answerer the flags ask for, or None for the extractive answer."""
     if server:
-        from oya.query.llm import DEFAULT_TIME_LIMIT, OpenAIServerAnswerer
+        from oya.query.llm import DEFAULT_TIME_LIMIT
+        from oya.query.llm_server import OpenAIServerAnswerer
 
         try:
             return OpenAIServerAnswerer(server, time_limit=timeout or DEFAULT_TIME_LIMIT)

@@ -1,4 +1,4 @@
-"""Model-backed answers: a local llama.cpp model, or an OpenAI-compatible server.
+"""Model-backed answers: the shared answering loop, and a local llama.cpp model (a server: llm_server).
 
 Theory of operation:
 
@@ -38,8 +38,6 @@ import json
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -543,69 +541,3 @@ def prompt_tokens(llm: Any, messages: list[dict[str, str]]) -> tuple[int, list[i
     ):
         n += 1
     return len(full), full[:n]
-
-
-# -- an OpenAI-compatible server (llama.cpp's llama-server, vLLM, Ollama ...) ----------------
-class OpenAIServerAnswerer(_ModelAnswerer):
-    """Answers through ``URL/v1/chat/completions`` with the standard library only (streamed SSE)."""
-
-    name = "openai-server"
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        model: str = "default",
-        time_limit: float = DEFAULT_TIME_LIMIT,
-        max_tokens: int = MAX_TOKENS,
-    ) -> None:
-        super().__init__(time_limit=time_limit, max_tokens=max_tokens)
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"--llm-server needs an http:// or https:// URL, not {url!r}")
-        base = url.rstrip("/")
-        self.endpoint = (
-            base
-            if base.endswith("/chat/completions")
-            else (base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions"))
-        )
-        self.model = model
-
-    def _stream(self, messages: list[dict[str, str]], deadline: float) -> Iterator[str]:
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": TEMPERATURE,
-            "max_tokens": self.max_tokens,
-            "stream": True,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": ANSWER_SCHEMA},
-            },
-        }
-        request = urllib.request.Request(
-            self.endpoint,
-            data=json.dumps(body).encode("utf-8"),
-            headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
-        )
-        timeout = max(1.0, deadline - time.monotonic())
-        try:
-            response = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - user-given URL
-        except urllib.error.URLError as exc:
-            raise ModelError(f"cannot reach {self.endpoint}: {exc.reason}") from exc
-        with response:
-            content_type = response.headers.get("Content-Type", "")
-            if "text/event-stream" not in content_type:  # a server that ignored stream=True
-                data = json.loads(response.read().decode("utf-8"))
-                yield data["choices"][0]["message"]["content"] or ""
-                return
-            for raw in response:
-                line = raw.decode("utf-8").strip()
-                if not line.startswith("data:"):
-                    continue
-                payload = line[5:].strip()
-                if payload == "[DONE]":
-                    return
-                choice = json.loads(payload)["choices"][0]
-                piece = (choice.get("delta") or {}).get("content")
-                if piece:
-                    yield piece

@@ -40,7 +40,7 @@ MAX_PHRASE_WORDS = 16
 MIN_WORDS = 3
 DIVERSE_AFTER = 40  # words before the 4-gram diversity check applies
 MIN_DIVERSITY = 0.5  # distinct word 4-grams / all word 4-grams
-HOLD_WORDS = 2 * MAX_PHRASE_WORDS  # words held back while streaming
+HOLD_WORDS = MAX_PHRASE_WORDS  # words held back while streaming: a loop of up to 8 words never shows twice
 MAX_PROPOSED_CITATIONS = 20  # a server that ignores the schema cannot make validation slow
 
 _UNIT_RUN = re.compile(r"(\S{1,8}?)\1{9,}")  # a short unit ten times without a blank

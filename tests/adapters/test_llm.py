@@ -30,7 +30,6 @@ from oya.query.llm import (
     LLM_DIAGRAM_BUDGET,
     AnswerTextStream,
     LlamaAnswerer,
-    OpenAIServerAnswerer,
     build_messages,
     default_threads,
     fence_markers,
@@ -40,6 +39,7 @@ from oya.query.llm import (
     prompt_tokens,
     render_context,
 )
+from oya.query.llm_server import OpenAIServerAnswerer
 from oya.query.llm_speed import PrefixCache, SpeedRecord, model_key
 from oya.query.searcher import Searcher
 from pipelines.build import run_build
