@@ -64,7 +64,7 @@ MAX_TOKENS = 768  # room for the longest reply the schema allows, in most tokeni
 MAX_ANSWER_CHARS = 800
 LINK_REMOVED = "[link removed]"
 REPEAT_PENALTY = 1.15  # small models loop on a sentence without it
-LLM_CONTEXT_BUDGET = 1500  # core tokens of retrieved context in a local model's prompt
+LLM_CONTEXT_BUDGET = 800  # core tokens of retrieved context in a local model's prompt (~1,300 of its own)
 LLM_DIAGRAM_BUDGET = 0  # no diagram: its tokens cost seconds of reading and rarely carry the answer
 INSTALL_HINT = (
     "the local model runtime is not installed: run `make llm` (llama-cpp-python and Qwen2.5-Coder-0.5B)"
