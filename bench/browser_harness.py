@@ -11,7 +11,7 @@ Theory of operation:
   exact and covers the page, its workers and onnxruntime's proxy worker alike; a request the browser
   answers from its cache never reaches it. (A page's CDP ``Network`` events miss its workers.)
 * Browser: Debian Chromium through Python's playwright (never ``playwright install``), with the
-  offline flags of ``oya.site.browser``. Cold = a fresh user-data-dir; warm = the same user-data-dir
+  offline flags below (``OFFLINE_CHROMIUM_ARGS``, shared with the real-browser tests). Cold = a fresh user-data-dir; warm = the same user-data-dir
   in a new browser (the second visit: HTTP cache and Cache API on disk, a new Pyodide). No playwright
   route is set (any route turns Chromium's HTTP cache off); requests to anything but 127.0.0.1
   cannot resolve and are listed in ``offsite``. Throttling: CDP ``Network.emulateNetworkConditions``
@@ -23,9 +23,13 @@ Theory of operation:
   replaced it. An entry showing an error fails the run. Bytes "to" an answer are those of the
   requests the server began to answer before it.
 * Warm questions: after the warm first answer, each of the questions is asked through the panel
-  (``oyaAsk.ask`` of static/ask/test_hooks.js, which this server answers from the template, since a
-  built site leaves it out): wall time per question (panel rendering included) and the engine's own
-  ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95.
+  (``oyaAsk.ask`` of the test hooks, ``bench/ask_test_hooks.js``, which this server answers at
+  static/ask/test_hooks.js: no built site holds them): wall time per question (panel rendering included) and the engine's own
+  ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95: nearest-rank
+  (``bench.common.percentile``). Until issue 23, p50 was the interpolated median and p95 the value
+  at index round(0.95 (n - 1)): for the 30 questions of ``results/browser_bench.json`` (2026-11-27)
+  and the 50 of ``big_site_bench.json`` the same p95 as nearest-rank, but each p50 the mean of the
+  two middle values, where nearest-rank takes the lower.
 * Memory after the warm questions: the page's JS heap (CDP ``Runtime.getHeapUsage``) and the
   proportional set size of every Chromium process (Pyodide's memory lives in the renderer process,
   with its workers).
@@ -37,11 +41,7 @@ table, ``--json FILE`` writes the result.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -53,15 +53,52 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from bench.common import BENCH_DIR, load_avg, percentile, write_json
+from oya.site.serve import SiteRequestHandler, make_server
+from oya.system_deps import find_chromium
 
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS, TEST_HOOKS, find_chromium  # noqa: E402
-from oya.site.build import STATIC_DIR  # noqa: E402
-from oya.site.serve import SiteRequestHandler, make_server  # noqa: E402
-
+# How the real-browser tests and the site benches start Chromium: headless and off the network. One
+# definition for both, so a flag added for one (Chromium keeps finding new hosts to call) reaches
+# the other.
+OFFLINE_CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Chromium still looks up Google hosts despite the flags above: resolve nothing but loopback.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+)
 CHROMIUM_ARGS = [*OFFLINE_CHROMIUM_ARGS, "--enable-precise-memory-info"]
+# The Ask panel's test hooks (globalThis.oyaAsk) are not part of Oya: the file lives here and the
+# tests and benches answer its URL beside the panel's modules (``<root>static/ask/test_hooks.js``),
+# so its imports of ``../ask.js`` reach the page's own engine.
+TEST_HOOKS = "static/ask/test_hooks.js"
+HOOKS_FILE = BENCH_DIR / "ask_test_hooks.js"
+# In the page: import the hooks from the page's own site root, resolve when oyaAsk is set.
+IMPORT_TEST_HOOKS_JS = (
+    "() => import(new URL((document.body.dataset.root || '') + '"
+    + TEST_HOOKS
+    + "', document.baseURI).href).then(() => true)"
+)
+
+
+def route_test_hooks(context: Any, hooks_file: Path = HOOKS_FILE) -> None:
+    """Make every ``…/static/ask/test_hooks.js`` request of a playwright ``context`` get the hooks."""
+    body = hooks_file.read_bytes()
+    context.route(
+        "**/" + TEST_HOOKS,
+        lambda route: route.fulfill(status=200, body=body, content_type="text/javascript; charset=utf-8"),
+    )
+
+
+def load_test_hooks(page: Any) -> None:
+    """Import the test hooks into ``page`` (a site page whose context went through ``route_test_hooks``)."""
+    page.evaluate(IMPORT_TEST_HOOKS_JS)
+
+
 ANSWERED = ".ask-entry:not(.ask-pending)"
 TIMEOUT_MS = 300_000
 
@@ -157,7 +194,7 @@ class _Metered(SimpleHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if urlsplit(self.path).path == self.prefix + TEST_HOOKS:
-            body = (STATIC_DIR.parent / TEST_HOOKS).read_bytes()
+            body = HOOKS_FILE.read_bytes()
             self.send_response(200)
             self.send_header("Content-Type", "text/javascript")
             self.send_header("Content-Length", str(len(body)))
@@ -223,15 +260,6 @@ def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dic
         "errors": sorted({f"{t.status} {t.path}" for t in transfers if t.status >= 400}),
         "largest": [[t.path, t.bytes, t.encoding] for t in top],
     }
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return (
-        ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
-        if ordered
-        else float("nan")
-    )
 
 
 def _pss_kb(pid: int) -> int:
@@ -356,9 +384,7 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
     next question waits until the previous answer's diagram is drawn (Mermaid renders on the page's
     thread after the answer is shown; asked back to back, one answer's drawing slows the next
     answer). Ms to the answer shown, to its diagram drawn, and the engine's own ms, p50/p95."""
-    page.evaluate(
-        "() => import(new URL((document.body.dataset.root || '') + 'static/ask/test_hooks.js', document.baseURI).href)"
-    )
+    load_test_hooks(page)
     wall, drawn, engine = [], [], []
     parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python")}
     for q in questions:
@@ -374,8 +400,8 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
 
     def stats(xs: list[float]) -> dict[str, float]:
         return {
-            "p50": round(statistics.median(xs), 1),
-            "p95": round(pct(xs, 95), 1),
+            "p50": round(percentile(xs, 50), 1),
+            "p95": round(percentile(xs, 95), 1),
             "max": round(max(xs), 1),
         }
 
@@ -421,11 +447,11 @@ def measure(
     from playwright.sync_api import sync_playwright
 
     if find_chromium() is None:
-        raise RuntimeError("no Chromium found (see oya.site.browser.missing_chromium_message)")
+        raise RuntimeError("no Chromium found (see oya.system_deps.missing_chromium_message)")
     work = Path(tempfile.mkdtemp(prefix="oya-harness-"))
     out: dict[str, Any] = {"site": str(site_dir), "page": page, "server": server, "prefix": prefix}
     out["network"] = asdict(network) if network else None
-    out["loadavg_before"] = [round(x, 2) for x in os.getloadavg()]
+    out["loadavg_before"] = load_avg()
     try:
         with serve(Path(site_dir), server, prefix) as served, sync_playwright() as p:
             url = served.url + page
@@ -447,7 +473,7 @@ def measure(
                 out["memory"] = memory(pg, ctx, work / "profile")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    out["loadavg_after"] = load_avg()
     return out
 
 
@@ -513,8 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         cold_runs=args.cold_runs,
     )
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, result)
     print_table(result)
     return 0
 

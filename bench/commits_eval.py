@@ -2,9 +2,9 @@
 
 Usage (from the project root; the mirrors as the set's README says):
 
-    OYA_MIRRORS=/work/.mirror nice -n 10 .venv/bin/python bench/commits_eval.py --per-repo 5
-    ... bench/commits_eval.py --languages Go,Rust --per-repo 3
-    ... bench/commits_eval.py --repos pallets/click,encode/httpx
+    OYA_MIRRORS=/work/.mirror nice -n 10 .venv/bin/python -m bench.commits_eval --per-repo 5
+    ... -m bench.commits_eval --languages Go,Rust --per-repo 3
+    ... -m bench.commits_eval --repos pallets/click,encode/httpx
 
 For each query: the base tree is extracted (``materialize.sh``, cached in
 bench/.cache/commits/trees/), indexed by ``oya build`` (index only; one index folder per
@@ -32,16 +32,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
+from bench.commits_report import VIEWS, render_markdown, summarize
+from bench.commits_set import EvalSet, sample
+from bench.common import CACHE_DIR, RESULTS, ROOT, git_head, load_avg, write_json
 
-from commits_report import VIEWS, render_markdown, summarize  # noqa: E402
-from commits_set import EvalSet, sample  # noqa: E402
-
-RESULTS = HERE / "results"
-CACHE = HERE / ".cache" / "commits"  # this checkout's run log and rankings
+CACHE = CACHE_DIR / "commits"  # this checkout's run log and rankings
 # Trees, embeddings and indexes can be shared by several checkouts (OYA_COMMITS_CACHE); only one
 # process may build at a time, the others rank from kept indexes (--kept-only).
 STORE = Path(os.environ.get("OYA_COMMITS_CACHE", CACHE))
@@ -109,7 +104,7 @@ def run_queries(
     kept_only: bool = False,
     reference: dict[str, Any] | None = None,
 ) -> None:
-    from commits_rank import IndexRankers
+    from bench.commits_rank import IndexRankers
 
     for q in interleaved(queries, spread):
         if q["id"] in done:
@@ -178,7 +173,7 @@ def backfill_tree_rows(
     evalset: EvalSet, queries: Sequence[dict[str, Any]], done: dict[str, Any], log: Path
 ) -> None:
     """Add the ``bm25-tree`` row to logged queries that lack it (it needs the tree only)."""
-    from commits_rank import bm25_tree
+    from bench.commits_rank import bm25_tree
 
     missing = [q for q in queries if "bm25-tree" not in done[q["id"]]["rows"]]
     for q in missing:
@@ -305,32 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     result = summarize(evalset, queries, done, log.parent / "preds")
     result["meta"] = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": _git_head(),
+        "commit": git_head(),
         "queries": len(queries),
         "options": {"repos": a.repos, "languages": a.languages, "per_repo": a.per_repo, "sample": a.sample},
         "seconds": round(time.perf_counter() - t0, 1),
-        "loadavg": Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else [],
+        "loadavg": load_avg(),
         "views": VIEWS,
     }
     out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(out, result, indent=1)
     md = render_markdown(result)
     out.with_suffix(".md").write_text(md)
     print(md)
     return 0
-
-
-def _git_head() -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    dirty = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-    )
-    return proc.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   ``oya-main`` (main's file aggregation, ``graph``), ``oya-nokinds`` (that, before the file-kind
   prior: ``variants.no_kinds``) and the variants of ``variants.ranking`` and
   ``variants.coactivation`` (``oya-nofilelex``, ``oya-buildlast``, ``oya-coact``; ``oya-noscope``,
-  ``oya-scope1``, ``oya-scope2``: ``variants.scope``; ``oya-prose`` and ``oya-subject``
+  ``oya-scope1``, ``oya-scope2``: ``variants.scope``; ``oya-noorigins``: ``variants.origins``, the
+  ranking blind to files' origins; ``oya-nosemantic``: no semantic channel; ``oya-prose`` and ``oya-subject``
   embed the prose part or its first paragraph: ``variants.query_parts``),
   all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
@@ -37,25 +38,27 @@ from typing import Any
 
 import bm25s
 import numpy as np
-from variants.coactivation import with_coactivation
-from variants.file_lexical import without_file_lexical
-from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
-from variants.no_kinds import without_kinds
-from variants.query_parts import embedding_text
-from variants.ranking import (
+
+from bench.variants.coactivation import with_coactivation
+from bench.variants.file_lexical import without_file_lexical
+from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
+from bench.variants.no_kinds import without_kinds
+from bench.variants.origins import without_origins
+from bench.variants.query_parts import embedding_text
+from bench.variants.ranking import (
     main_pipeline,
     subject_text,
     with_build_files_last,
     without_build_files_last,
 )
-from variants.scope import with_scope_weight, without_scope
-
+from bench.variants.scope import with_scope_weight, without_scope
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
 from oya.core.results import RetrievalResult
 from oya.core.tokenize import tokenize
 from oya.embedding.embedder import Embedder
 from oya.query.searcher import Searcher, embedder_for, index_channels
+from oya.scanning.reader import scan_repository
 from oya.store.index import Index
 
 RRF_K = 10
@@ -221,6 +224,9 @@ class IndexRankers:
 
     def __init__(self, index_dir: Path, tree: Path) -> None:
         index = Index(index_dir)
+        # the files' origins as this checkout's reader tells them from the same tree (what a fresh
+        # build would store), so kept indexes, older ones included, rank as this code would
+        index._origins = scan_repository(tree).origins
         model = index.meta.get("model_id", "")
         if model not in _EMBEDDERS:  # one query model per run, not one load per query
             _EMBEDDERS[model] = embedder_for(model)
@@ -269,6 +275,11 @@ class IndexRankers:
             "oya-testsubject": with_tests_asked_by_first_line(shipped),
             "oya-debugcode": with_reports_asking_for_code(shipped),
             "oya-noscope": without_scope(shipped),  # shipped since: oya-scope05 in the sweep
+            "oya-noorigins": without_origins(shipped),  # issue 24: before files' origins were known
+            # issue 25: what the semantic channel is worth (the question is still embedded once)
+            "oya-nosemantic": default_pipeline(
+                replace(RetrievalOptions(), k=10, channels=("lexical", "graph"))
+            ),
             "oya-scope1": with_scope_weight(shipped, 1.0),
             "oya-scope2": with_scope_weight(shipped, 2.0),
         }

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from commits_set import EvalSet
-from file_kinds import NON_CODE, file_kind, kind_prior, slot_shares
+from bench.commits_set import EvalSet
+from bench.file_kinds import NON_CODE, file_kind, kind_prior, slot_shares
 
 VIEWS = {
     "all": "every indexed file may rank",
@@ -172,7 +172,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         "# Commits eval (development set: ../shared/eval/commits)",
         "",
         f"{meta.get('date', '')}, code {meta.get('commit', '')}; {result['ran']} queries "
-        f"(options {json.dumps(meta.get('options', {}))}); load average {' '.join(meta.get('loadavg', []))}; "
+        f"(options {json.dumps(meta.get('options', {}))}); load average {' '.join(map(str, meta.get('loadavg', [])))}; "
         f"{result['build']['embedded']} chunks embedded, builds {result['build']['seconds']:.0f} s, "
         f"ranking {result['build']['rank_seconds']:.0f} s.",
         "",

@@ -2,8 +2,8 @@
 
 Usage (from the project root; ranks from kept indexes, builds nothing):
 
-    OYA_COMMITS_CACHE=/work/wt/_evalcache nice -n 10 .venv/bin/python bench/confidence_signals.py
-    ... bench/confidence_signals.py --cached          # re-score the cached evidence only
+    OYA_COMMITS_CACHE=/work/wt/_evalcache nice -n 10 .venv/bin/python -m bench.confidence_signals
+    ... -m bench.confidence_signals --cached          # re-score the cached evidence only
 
 For every query whose index is kept (``commits_eval.kept_index``), ``Searcher.search(query,
 k=10)`` (what ``oya search --files`` runs) gives the files, the evidence and the banner; each
@@ -19,25 +19,19 @@ import argparse
 import hashlib
 import itertools
 import json
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
+from bench.commits_eval import default_set, kept_index
+from bench.commits_report import calibration, calibration_table, gold_rank
+from bench.common import CACHE_DIR
+from oya.core.confidence import ConfidenceRule, assess_confidence
+from oya.core.options import RetrievalOptions
+from oya.core.results import Evidence, SearchQuality
 
-from commits_eval import default_set, kept_index  # noqa: E402
-from commits_report import calibration, calibration_table, gold_rank  # noqa: E402
-
-from oya.core.confidence import ConfidenceRule, assess_confidence  # noqa: E402
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.results import Evidence, SearchQuality  # noqa: E402
-
-CACHE = HERE / ".cache" / "confidence" / "signals.jsonl"
+CACHE = CACHE_DIR / "confidence" / "signals.jsonl"
 OWN_CACHE = CACHE.with_name("own_eval.jsonl")
 
 
@@ -118,8 +112,7 @@ OWN_PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0", "requests==2
 def collect_own(specs: Sequence[str], n: int) -> list[dict[str, Any]]:
     """The same log on the project's own eval (bench/eval_quality.py's code and prose queries,
     its defaults): gold = the function's file (code) or the files defining the named symbols."""
-    from eval.project import load_project
-
+    from bench.eval.project import load_project
     from oya.core.pipeline import retrieve
     from oya.core.vectors import decode_f32
     from oya.embedding.embedder import make_embedder

@@ -16,8 +16,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-CACHE_DIR = BENCH_DIR / ".cache"
+from bench.common import CACHE_DIR
+
 SDIST_DIR = CACHE_DIR / "sdists"
 SRC_DIR = CACHE_DIR / "src"
 _ARCHIVES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")

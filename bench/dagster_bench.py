@@ -27,7 +27,7 @@ Theory of operation:
 * Load average is recorded before and after every measurement: on a shared 2-core machine the
   ratios within one run mean more than the absolute seconds.
 
-Run: ``nice -n 10 .venv/bin/python bench/dagster_bench.py --phase cold`` once, then
+Run: ``nice -n 10 .venv/bin/python -m bench.dagster_bench --phase cold`` once, then
 ``--phase warm``; results are merged into ``bench/results/dagster_bench.json``; ``--reprint`` prints it.
 """
 
@@ -43,16 +43,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+from bench.common import BENCH_DIR, CACHE_DIR, RESULTS, ROOT, load_avg, machine, write_json
+from bench.corpus import fetch_project
+from bench.site_build_bench import _edit_one_file
 
-from corpus import fetch_project  # noqa: E402
-from index_bench import machine  # noqa: E402
-from site_build_bench import _edit_one_file  # noqa: E402
-
-WORK = BENCH_DIR / ".cache" / "dagster_bench"
-RESULTS = BENCH_DIR / "results" / "dagster_bench.json"
+WORK = CACHE_DIR / "dagster_bench"
+RESULT = RESULTS / "dagster_bench.json"
 PROJECTS = ("networkx==3.6.1", "pylint==4.1.4")
 ASSETS = (
     "source_files",
@@ -64,10 +60,6 @@ ASSETS = (
     "wiki_site",
 )
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-
-
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def prepare(spec: str) -> str:
@@ -138,7 +130,7 @@ def launch(name: str, env: dict[str, str]) -> subprocess.Popen[str]:
 
 def runs(names: list[str], env: dict[str, str], *, parallel: bool) -> dict[str, Any]:
     """Run one partition per name, all at once or one after the other; wall seconds and each run's."""
-    load = _load()
+    load = load_avg()
     t0 = time.perf_counter()
     walls: dict[str, float] = {}
     cpu: dict[str, float] = {}
@@ -157,7 +149,7 @@ def runs(names: list[str], env: dict[str, str], *, parallel: bool) -> dict[str, 
         "wall_seconds": total,
         "runs": {n: {**assets_of_last_run(n, env), "wall": walls[n], "cpu": cpu[n]} for n in names},
         "load_before": load,
-        "load_after": _load(),
+        "load_after": load_avg(),
     }
 
 
@@ -302,7 +294,7 @@ def main() -> None:
     args = ap.parse_args()
     global EXECUTOR
     EXECUTOR = args.executor
-    result: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    result: dict[str, Any] = json.loads(RESULT.read_text()) if RESULT.exists() else {}
     if not args.reprint:
         names = [prepare(spec) for spec in PROJECTS]
         if args.second_copy:  # pylint's site does not build today (README "Performance"): a copy of networkx
@@ -310,11 +302,10 @@ def main() -> None:
         env = deployment(names)
         result["machine"] = machine()
         result["projects"] = list(PROJECTS) if not args.second_copy else [PROJECTS[0], f"{names[1]} (a copy)"]
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
 
         def save(part: dict[str, Any]) -> None:
             result[args.phase] = part
-            RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+            write_json(RESULT, result)
 
         if args.phase == "cold":
             save(phase_cold(names, env))

@@ -11,15 +11,15 @@ Theory of operation:
   ``NAME`` picks one renderer of ``TABLES``: a function that reads its result files and returns the
   table's Markdown. The opening comment is written by the renderer's record too, so the file it
   names is always the one read.
-* ``python bench/doc_tables.py`` rewrites every block of README.md and docs/*.md from the results;
+* ``python -m bench.doc_tables`` rewrites every block of README.md and docs/*.md from the results;
   ``--check`` rewrites nothing, names each block that differs and exits 1. A test runs the check,
   so a table edited by hand, or a result file re-measured without the docs, fails the suite.
 * A number is written by hand once: in a result file, or (where no file holds it) in the one
   sentence or hand-written table that says which command produced it. Prose points at the table
   instead of repeating its numbers.
-* Most results are JSON; a few benches keep only Markdown or text (``lang_bench.md``,
-  ``commits_compare_langs.md``, ``embed_eval_compare.md``, ``rebuild_ab.txt``), read here as they
-  are written. Targets and budgets are the issue's, not measurements, so they live in the renderer.
+* Most results are JSON; a few benches keep only Markdown or text (``lang_bench.md``, and the
+  finished experiments' ``archive/commits_compare_langs.md``, ``archive/embed_eval_compare.md``,
+  ``archive/rebuild_ab.txt``), read here as they are written. Targets and budgets are the issue's, not measurements, so they live in the renderer.
 
 Standard library only: it runs in the test suite and from a bare checkout.
 """
@@ -217,7 +217,7 @@ def glance_own_eval(res: Results) -> str:
 
 def int8_compare(res: Results) -> str:
     """fp32 against int8 embeddings, tuning projects and held out (bench/eval_compare.py's tables)."""
-    tuning, held = res.md_tables("embed_eval_compare.md")
+    tuning, held = res.md_tables("archive/embed_eval_compare.md")
     held_by_metric = {r[0]: r for r in held[1:]}
     rows = []
     for metric, base, new, delta, interval in tuning[1:]:
@@ -330,8 +330,8 @@ def calibration_commits(res: Results) -> str:
 
 
 def commits_parsing(res: Results) -> str:
-    """What the parsers of every language bought (bench/commits_compare.py), one row per view."""
-    tables = res.md_tables("commits_compare_langs.md")
+    """What the parsers of every language bought (bench/experiments/commits_compare.py), one row per view."""
+    tables = res.md_tables("archive/commits_compare_langs.md")
     langs = [r for r in tables[0][1:] if not r[0].startswith("**")]
     short = {"JavaScript": "JS", "TypeScript": "TS"}
     head = ["language (queries)"] + [f"{short.get(r[0], r[0])} ({r[1]})" for r in langs] + ["**non-Python**"]
@@ -547,8 +547,8 @@ def search_latency(res: Results) -> str:
 
 
 def rebuild_ab(res: Results) -> str:
-    """The median table of bench/rebuild_ab.py's text output (the first run of the file)."""
-    text = res.text("rebuild_ab.txt")
+    """The median table of bench/experiments/rebuild_ab.py's text output (the first run of the file)."""
+    text = res.text("archive/rebuild_ab.txt")
     before = re.search(r"\((\w+)\)", text.splitlines()[0])
     medians = text.split("median seconds of the one-file rebuild", 1)[1].split("#", 1)[0]
     found = {m[0]: m[1:] for m in (line.split() for line in medians.splitlines()) if len(m) == 4}
@@ -874,18 +874,18 @@ TABLES: dict[str, Table] = {
         Table("own_eval_means", (_EVAL,), own_eval_means),
         Table("own_eval_ablation", (_EVAL,), own_eval_ablation),
         Table("own_eval_latency", (_EVAL,), own_eval_latency),
-        Table("int8_compare", ("embed_eval_compare.md",), int8_compare),
+        Table("int8_compare", ("archive/embed_eval_compare.md",), int8_compare),
         Table("commits_rows", (_COMMITS,), commits_rows),
         Table("commits_families", (_COMMITS,), commits_families),
         Table("calibration_commits", (_COMMITS,), calibration_commits),
-        Table("commits_parsing", ("commits_compare_langs.md",), commits_parsing),
+        Table("commits_parsing", ("archive/commits_compare_langs.md",), commits_parsing),
         Table("full_build", ("full_build_bench.json", "full_build_one_file.json"), full_build),
         Table("dagster_runs", ("dagster_bench.json",), dagster_runs),
         Table("dagster_executors", ("dagster_bench.json",), dagster_executors),
         Table("capacity_1000", ("dagster_bench.json",), capacity_1000),
         Table("index_builds", ("index_bench.json",), index_builds),
         Table("search_latency", ("index_bench.json",), search_latency),
-        Table("rebuild_ab", ("rebuild_ab.txt",), rebuild_ab),
+        Table("rebuild_ab", ("archive/rebuild_ab.txt",), rebuild_ab),
         Table("long_query", ("long_query_bench.json",), long_query),
         Table("site_sizes", ("site_bench.json",), site_sizes),
         Table("browser_first_answer", ("browser_bench.json",), browser_first_answer),

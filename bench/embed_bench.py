@@ -16,34 +16,27 @@ Theory of operation:
   sorted by characters, fixed batches of 32. The other ONNX variants are the product's
   ``OnnxMiniLMEmbedder`` with another model file, thread count or token budget.
 
-Run: ``.venv/bin/python bench/embed_bench.py [--sample 1500] [--rounds 1] [--only int8,today]``;
+Run: ``.venv/bin/python -m bench.embed_bench [--sample 1500] [--rounds 1] [--only int8,today]``;
 results go to ``bench/results/embed_bench.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-sys.path[:0] = [str(BENCH_DIR.parent), str(BENCH_DIR)]
+from bench.common import RESULTS, load_avg, machine, write_json
+from bench.corpus import fetch_project
+from bench.variants.embedders import VARIANTS
+from oya.build.steps import make_chunks, parse_and_link, scan
+from oya.embedding.embedder import Embedder, embed_text
 
-from corpus import fetch_project  # noqa: E402
-from embed_variants import VARIANTS  # noqa: E402
-from index_bench import machine  # noqa: E402
-
-from oya.build.steps import make_chunks, parse_and_link, scan  # noqa: E402
-from oya.embedding.embedder import Embedder, embed_text  # noqa: E402
-
-RESULTS = BENCH_DIR / "results" / "embed_bench.json"
+RESULT = RESULTS / "embed_bench.json"
 REFERENCE = "fp32 today"
 
 
@@ -96,7 +89,7 @@ def run(names: Sequence[str], texts: Sequence[str], rounds: int) -> dict[str, di
     for r in range(rounds):
         for name in names if r % 2 == 0 else list(reversed(names)):
             emb, load_s = time_variant(VARIANTS[name], texts)
-            load = os.getloadavg()[0]
+            load = load_avg()[0]
             t0, c0 = time.perf_counter(), time.process_time()
             blobs = emb.embed(texts)
             seconds = time.perf_counter() - t0
@@ -139,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--only", default="", help="comma-separated variant names (default: all)")
-    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--out", default=str(RESULT))
     args = ap.parse_args(argv)
     names = [n for n in VARIANTS if not args.only or n in args.only.split(",")]
     if REFERENCE in VARIANTS and REFERENCE not in names:
@@ -156,12 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rounds": args.rounds,
         "tokens": tokens,
         "machine": start,
-        "load_avg_end": os.getloadavg(),
+        "load_avg_end": load_avg(),
         "variants": rows,
     }
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(out, result)
     print(f"\nwrote {out}")
     return 0
 

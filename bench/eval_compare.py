@@ -1,12 +1,16 @@
 """Is one eval_quality.py run better than another? Paired bootstrap over the same queries.
 
-Usage: ``.venv/bin/python bench/eval_compare.py BASE.json NEW.json [--config default] [--n 2000]``
+Usage: ``.venv/bin/python -m bench.eval_compare BASE.json NEW.json [--config default] [--n 2000]``
 (two ``eval_quality.py --out`` files made with the same projects, query counts and seed).
 
 For each metric: both runs' values (mean over the tuning projects, and the held-out ones apart),
 the difference in points, and a 95% interval of that difference from resampling the queries of
 every project with replacement, the same draw for both runs (queries are the unit of noise: the
-indexes and rankings are deterministic).
+indexes and rankings are deterministic). The interval's ends are nearest-rank percentiles
+(``bench.common.percentile``) of the sorted differences. Until issue 23 the lower end was the
+(0.025 n + 1)-th difference (the 51st of 2,000 where nearest-rank takes the 50th; the upper end,
+the 1,950th, is the same): the intervals in ``bench/results/archive/*compare*.md`` and
+docs/DECISIONS.md were computed that way, so a rerun may widen a lower half-width by one draw.
 """
 
 from __future__ import annotations
@@ -14,14 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from eval.metrics import mean, summarize_ranks  # noqa: E402
+from bench.common import percentile
+from bench.eval.metrics import mean, summarize_ranks
 
 Ranks = Sequence[int | None]
 
@@ -70,8 +72,7 @@ def compare(
         for _ in range(n):
             draw = {p: rng.choices(full[p], k=len(full[p])) for p in base}
             deltas.append(mean([get(new[p], draw[p]) - get(base[p], draw[p]) for p in base]))
-        deltas.sort()
-        lo, hi = deltas[int(0.025 * n)], deltas[int(0.975 * n) - 1]
+        lo, hi = percentile(deltas, 2.5), percentile(deltas, 97.5)
         out[name] = (b, w, w - b, max(w - b - lo, hi - (w - b)))
     return out
 

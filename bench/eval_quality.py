@@ -2,8 +2,8 @@
 
 Usage (one command, prints the tables and writes bench/results/eval_quality.{json,md}):
 
-    .venv/bin/python bench/eval_quality.py
-    .venv/bin/python bench/eval_quality.py --embedder hashing --code 50     # quick, no model
+    .venv/bin/python -m bench.eval_quality
+    .venv/bin/python -m bench.eval_quality --embedder hashing --code 50     # quick, no model
 
 Three tasks per project (details in bench/eval/*.py and bench/README.md):
 
@@ -23,37 +23,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.common import RESULTS, Stopwatch, load_avg, machine, percentile, write_json
+from bench.eval.metrics import mean, summarize_ranks
+from bench.eval.project import MemoChannel, Project, load_project, memo
+from bench.variants.centrality import with_centrality
+from bench.variants.coactivation import with_coactivation
+from bench.variants.embedders import VARIANTS
+from bench.variants.file_lexical import without_file_lexical
+from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
+from bench.variants.mmr import stored_vectors, with_mmr
+from bench.variants.query_plans import with_adaptive_weights, with_long_query_identifiers
+from bench.variants.ranking import without_build_chunks_last
+from bench.variants.scope import without_scope
+from bench.variants.suffix_folds import FoldedBM25Channel
+from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve
+from oya.core.vectors import VectorIndex, decode_f32
+from oya.embedding.embedder import make_embedder
+from oya.query.searcher import index_channels
+from tests.core.core_corpus import bm25_index  # the core's BM25 built in memory, as the tests build it
 
-from embed_variants import VARIANTS  # noqa: E402
-from eval.metrics import mean, percentile, summarize_ranks  # noqa: E402
-from eval.project import FoldedBM25Channel, MemoChannel, Project, load_project, memo  # noqa: E402
-from variants.centrality import with_centrality  # noqa: E402
-from variants.coactivation import with_coactivation  # noqa: E402
-from variants.file_lexical import without_file_lexical  # noqa: E402
-from variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line  # noqa: E402
-from variants.mmr import with_mmr  # noqa: E402
-from variants.query_plans import with_adaptive_weights, with_long_query_identifiers  # noqa: E402
-from variants.ranking import without_build_chunks_last  # noqa: E402
-from variants.scope import without_scope  # noqa: E402
-
-from oya.core.bm25 import BM25Index  # noqa: E402
-from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels  # noqa: E402
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
-from oya.core.vectors import VectorIndex, decode_f32  # noqa: E402
-from oya.embedding.embedder import make_embedder  # noqa: E402
-from oya.query.searcher import index_channels  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 PROJECTS = ("networkx==3.6.1", "click==8.1.8", "attrs==25.3.0")
 HOLDOUT = ("requests==2.32.3",)
 DEFAULTS = RetrievalOptions()
@@ -87,7 +83,8 @@ def ablations() -> dict[str, dict[str, Any]]:
     """Each ranking feature flipped against the defaults (label says the flipped state).
 
     An option change is a ``RetrievalOptions`` field; ``_variant`` is a losing variant kept in
-    ``bench/variants/`` (a pipeline change); ``_lexical``/``_graph`` swap a channel.
+    ``bench/variants/`` (a pipeline change); ``_mmr`` is MMR's (diversity, graph weight), with
+    the project's stored vectors; ``_lexical``/``_graph`` swap a channel.
     """
     d = DEFAULTS
     out: dict[str, dict[str, Any]] = {
@@ -104,8 +101,8 @@ def ablations() -> dict[str, dict[str, Any]]:
         "test_weight": 1.0 if d.test_weight < 1.0 else 0.7
     }
     out[f"RRF k={60 if d.rrf_k != 60 else 10}"] = {"rrf_k": 60 if d.rrf_k != 60 else 10}
-    out["MMR 0.3 (cos+graph)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.5)}
-    out["MMR 0.3 (cos only)"] = {"_variant": lambda p: with_mmr(p, diversity=0.3, graph_weight=0.0)}
+    out["MMR 0.3 (cos+graph)"] = {"_mmr": (0.3, 0.5)}
+    out["MMR 0.3 (cos only)"] = {"_mmr": (0.3, 0.0)}
     out["suffix folding on (lexical)"] = {"_lexical": "folded"}
     out["graph names: exact only"] = {"_graph": "exact"}
     out["file-level BM25 off"] = {"_variant": without_file_lexical}
@@ -208,7 +205,7 @@ def core_channels(project: Project) -> tuple[list[Any], MemoryCorpus]:
     corpus = MemoryCorpus(index.all_chunks())
     blobs = index.embedding_blobs()
     vectors = VectorIndex([i for i, _ in blobs], b"".join(b for _, b in blobs), index.dim)
-    bm25 = BM25Index.build(index.chunk_token_lists())
+    bm25 = bm25_index(index.chunk_token_lists())
     channels = make_channels(
         lexical=BM25Channel(bm25), semantic=VectorChannel(vectors), graph=index.graph, corpus=corpus
     )
@@ -234,13 +231,12 @@ def measure_latency(
     engine: list[float] = []
     total: list[float] = []
     for q in questions:
-        t0 = time.perf_counter()
-        vec = list(decode_f32(embedder.embed([q])[0]))
-        t1 = time.perf_counter()
-        retrieve(q, channels=channels, graph=graph, corpus=index, vector=vec, options=opts)
-        t2 = time.perf_counter()
-        engine.append((t2 - t1) * 1000)
-        total.append((t2 - t0) * 1000)
+        with Stopwatch() as whole:
+            vec = list(decode_f32(embedder.embed([q])[0]))
+            with Stopwatch() as alone:
+                retrieve(q, channels=channels, graph=graph, corpus=index, vector=vec, options=opts)
+        engine.append(alone.ms)
+        total.append(whole.ms)
     return {
         "engine_p50": percentile(engine, 50),
         "engine_p95": percentile(engine, 95),
@@ -303,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         "--embedder",
         default="minilm",
         choices=("minilm", "hashing", *VARIANTS),
-        help="the product's embedders, or a variant of bench/embed_variants.py",
+        help="the product's embedders, or a variant of bench/variants/embedders.py",
     )
     ap.add_argument("--code", type=int, default=150, help="code-search queries per project")
     ap.add_argument("--prose", type=int, default=150, help="prose queries per project")
@@ -325,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
-    load_start = os.getloadavg()
+    start = machine()
     chosen = ablations()
     if args.ablations:
         wanted = [n.strip() for n in args.ablations.split(",") if n.strip()]
@@ -366,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
             pipeline = pipeline_for(change)
             if "_variant" in change:
                 pipeline = change["_variant"](pipeline)
+            if "_mmr" in change:
+                diversity, graph_weight = change["_mmr"]
+                pipeline = with_mmr(pipeline, diversity, graph_weight, vectors=stored_vectors(project.index))
             dump = dumps.setdefault(spec, {}).setdefault(name, {}) if args.dump else None
             results[spec][name] = run_config(project, vectors, use, pipeline, dump)
             print(f"  {name}: {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
@@ -418,25 +417,16 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n\n".join(md)
     print(text)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "embedder": embedder.model_id,
-                "defaults": {f.name: getattr(DEFAULTS, f.name) for f in fields(DEFAULTS)},
-                "args": vars(args),
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "load_avg_start": load_start,
-                "load_avg_end": os.getloadavg(),
-                "stats": stats,
-                "results": results,
-                "latency": latency,
-            },
-            indent=1,
-            default=str,
-        )
-    )
+    record = {
+        "embedder": embedder.model_id,
+        "defaults": {f.name: getattr(DEFAULTS, f.name) for f in fields(DEFAULTS)},
+        "args": vars(args),
+        "machine": {**start, "load_avg_end": load_avg()},
+        "stats": stats,
+        "results": results,
+        "latency": latency,
+    }
+    write_json(out, record, indent=1)
     out.with_suffix(".md").write_text(text + "\n")
     if args.dump:
         Path(args.dump).write_text(json.dumps(dumps, indent=0, sort_keys=True))

@@ -1,6 +1,6 @@
 """Did a change move any ranking? Two ``eval_quality.py --dump`` files compared query by query.
 
-Usage: ``.venv/bin/python bench/eval_same.py BEFORE.json AFTER.json`` (dumps made with the same
+Usage: ``.venv/bin/python -m bench.eval_same BEFORE.json AFTER.json`` (dumps made with the same
 projects, query counts, seed and embedder). For every project, config and task it compares each
 query's ranked hit ids, file paths and context chunk ids, prints one table row per project and
 config, the first differences, and exits 1 when anything differs (0: identical rankings). A

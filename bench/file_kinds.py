@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oya.core.kinds import DEMOTED, KINDS, NON_CODE, asked_kinds, code_first, file_kind
+from oya.core.kinds import DEMOTED, NON_CODE, asked_kinds, code_first, file_kind
+
+KINDS = ("source", "test", "doc", "changelog", "template", "other")  # what file_kind returns
 
 __all__ = ["KINDS", "NON_CODE", "asked_kinds", "file_kind", "kind_prior", "slot_shares", "weigh_kinds"]
 

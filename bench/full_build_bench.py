@@ -22,7 +22,7 @@ Theory of operation:
   site are this code's own), then appends the function and builds again. Quicker when only the
   rebuild path changed; its embedding is not cold, so the cold rows are not printed.
 
-Run: ``.venv/bin/python bench/full_build_bench.py [--project networkx==3.6.1] [--one-file-only]``;
+Run: ``.venv/bin/python -m bench.full_build_bench [--project networkx==3.6.1] [--one-file-only]``;
 results go to ``bench/results/full_build_bench.json`` (``full_build_one_file.json``).
 """
 
@@ -38,16 +38,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, machine, write_json
+from bench.corpus import fetch_project
+from bench.index_bench import run_measured
+from bench.site_build_bench import _edit_one_file, _sizes
 
-from corpus import fetch_project  # noqa: E402
-from index_bench import machine, run_measured  # noqa: E402
-from site_build_bench import _edit_one_file, _sizes  # noqa: E402
-
-WORK = BENCH_DIR / ".cache" / "full_build"
-RESULTS = BENCH_DIR / "results" / "full_build_bench.json"
+WORK = CACHE_DIR / "full_build"
+RESULT = RESULTS / "full_build_bench.json"
+ONE_FILE_RESULT = RESULTS / "full_build_one_file.json"
 TARGET_S_PER_100K_LINES = 180.0
 TARGET_ONE_FILE_S = 5.0
 TARGET_X_SOURCE = 3.0
@@ -68,7 +66,8 @@ def build(repo: Path, out: Path, cache: Path) -> dict[str, Any]:
     env.setdefault("DAGSTER_HOME", str(WORK / "dagster_home"))
     Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
-    cmd = [sys.executable, __file__, "--child", str(repo), str(out), str(cache), str(summary_path)]
+    cmd = [sys.executable, "-m", "bench.full_build_bench", "--child"]
+    cmd += [str(repo), str(out), str(cache), str(summary_path)]
     returncode, stderr, usage, wall = run_measured(cmd, env)
     if returncode != 0:
         raise RuntimeError(f"the build failed:\n{stderr[-3000:]}")
@@ -87,7 +86,7 @@ def build(repo: Path, out: Path, cache: Path) -> dict[str, Any]:
         "pages_rendered": md["wiki_pages"].get("rendered"),
         "index_patched": md["search_index"].get("patched", {}),
         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+        "load_avg_after": load_avg(),
     }
 
 
@@ -214,14 +213,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.one_file_only:
         one = run_one_file(args.project)
-        RESULTS.with_name("full_build_one_file.json").write_text(json.dumps(one, indent=1) + "\n")
+        write_json(ONE_FILE_RESULT, one, indent=1)
         report_one_file(one)
         return
     if args.reprint:
-        report(json.loads(RESULTS.read_text()))
+        report(json.loads(RESULT.read_text()))
         return
     result = run(args.project)
-    RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(RESULT, result, indent=1)
     report(result)
 
 

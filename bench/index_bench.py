@@ -20,7 +20,7 @@ Theory of operation:
   docstring is inside that chunk, so the number is optimistic (a sanity check, not a quality
   claim).
 
-Run: ``.venv/bin/python bench/index_bench.py [--project networkx==3.6.1] [--embedder minilm|hashing]
+Run: ``.venv/bin/python -m bench.index_bench [--project networkx==3.6.1] [--embedder minilm|hashing]
 [--queries 100]``; results go to ``bench/results/index_bench.json``.
 """
 
@@ -29,12 +29,9 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import math
 import os
-import platform
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,13 +41,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
+from bench.common import CACHE_DIR, RESULTS, ROOT, Stopwatch, load_avg, machine, percentile, write_json
+from bench.corpus import fetch_project, parse_spec
 
-from corpus import CACHE_DIR, fetch_project, parse_spec  # noqa: E402
-
-RESULTS = BENCH_DIR / "results" / "index_bench.json"
+RESULT = RESULTS / "index_bench.json"
 EDIT_MARKER = "_oya_bench_edit"
 NON_EMBED_ASSETS = ("source_files", "code_graph", "chunks", "search_index")
 TARGETS = {
@@ -75,12 +69,12 @@ def _child_build(argv: Sequence[str]) -> None:
 
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[int, str, Any, float]:
     """Run ``cmd`` from the repository root: exit code, stderr, its own rusage and wall seconds."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    return os.waitstatus_to_exitcode(status), stderr, usage, time.perf_counter() - t0
+    with Stopwatch() as wall:
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), stderr, usage, wall.seconds
 
 
 def run_child_build(
@@ -92,7 +86,8 @@ def run_child_build(
     cmd = [sys.executable]
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
-    cmd += [__file__, "--child-build", str(repo), str(out), embedder, str(cache_dir or ""), str(summary_path)]
+    cmd += ["-m", "bench.index_bench", "--child-build"]
+    cmd += [str(repo), str(out), embedder, str(cache_dir or ""), str(summary_path)]
     env = dict(os.environ)
     if "DAGSTER_HOME" not in env:  # Dagster wants a home; keep telemetry off as the repo's own does
         home = CACHE_DIR / "dagster_home"
@@ -261,28 +256,20 @@ class TimedEmbedder:
         return out
 
 
-def pct(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (no interpolation), so p95 of 100 values is the 95th smallest."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
-    return ordered[rank - 1]
-
-
 def measure_queries(
     index_dir: Path, queries: list[tuple[str, str]], warmup: list[tuple[str, str]], k: int
 ) -> dict[str, Any]:
     from oya.query.searcher import Searcher
 
-    t0 = time.perf_counter()
-    searcher = Searcher.open(index_dir)
-    open_ms = (time.perf_counter() - t0) * 1000
+    with Stopwatch() as opening:
+        searcher = Searcher.open(index_dir)
     timed = TimedEmbedder(searcher.embedder) if searcher.embedder is not None else None
     searcher.embedder = timed
     cold: list[float] = []
     for q, _ in warmup:
-        t = time.perf_counter()
-        searcher.search(q, k=k)
-        cold.append((time.perf_counter() - t) * 1000)
+        with Stopwatch() as sw:
+            searcher.search(q, k=k)
+        cold.append(sw.ms)
     totals: list[float] = []
     embeds: list[float] = []
     channels: dict[str, list[float]] = {}
@@ -291,9 +278,9 @@ def measure_queries(
     misses: list[dict[str, Any]] = []
     targets = searcher.index.chunk_ids_for_nodes([nid for _, nid in queries])
     for q, nid in queries:
-        t = time.perf_counter()
-        result = searcher.search(q, k=k)
-        totals.append((time.perf_counter() - t) * 1000)
+        with Stopwatch() as sw:
+            result = searcher.search(q, k=k)
+        totals.append(sw.ms)
         embeds.append(timed.last_ms if timed else 0.0)
         for name, ms in result.timings_ms.items():
             channels.setdefault(name, []).append(ms)
@@ -310,8 +297,8 @@ def measure_queries(
 
     def summary(vals: list[float]) -> dict[str, float]:
         return {
-            "p50": round(pct(vals, 50), 2),
-            "p95": round(pct(vals, 95), 2),
+            "p50": round(percentile(vals, 50), 2),
+            "p95": round(percentile(vals, 95), 2),
             "max": round(max(vals), 2),
             "mean": round(statistics.fmean(vals), 2),
         }
@@ -319,13 +306,13 @@ def measure_queries(
     return {
         "queries": len(queries),
         "k": k,
-        "open_ms": round(open_ms, 1),
+        "open_ms": round(opening.ms, 1),
         "warmup_ms": [round(v, 1) for v in cold],
         "total_ms": summary(totals),
         "query_embedding_ms": summary(embeds),
         "search_without_embedding_ms": summary(rest),
         "query_embedding_share": round(sum(embeds) / sum(totals), 3),
-        "engine_timings_p50_ms": {name: round(pct(v, 50), 2) for name, v in sorted(channels.items())},
+        "engine_timings_p50_ms": {name: round(percentile(v, 50), 2) for name, v in sorted(channels.items())},
         "recall_at_k": round(found / len(queries), 3),
         "mrr_at_k": round(rr / len(queries), 3),
         "example_misses": misses,
@@ -345,45 +332,7 @@ def print_profile(prof: Path, out: Path, top: int = 40) -> None:
     print(f"profile of the unchanged rebuild: {out}")
 
 
-# -- machine and report ---------------------------------------------------------------------------
-def machine() -> dict[str, Any]:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        mem_gb = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 / 1024
-    except OSError:
-        mem_gb = 0.0
-    versions = {}
-    for pkg in ("dagster", "duckdb", "numpy", "torch", "sentence-transformers", "tree-sitter"):
-        try:
-            from importlib.metadata import version
-
-            versions[pkg] = version(pkg)
-        except Exception:  # noqa: BLE001 - a missing package is just not listed
-            pass
-    git = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    dirty = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "oya", "pipelines"], capture_output=True, text=True
-    )
-    return {
-        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "host": socket.gethostname(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpu": cpu,
-        "cpus": os.cpu_count(),
-        "memory_gb": round(mem_gb, 1),
-        "load_avg_start": [round(x, 2) for x in os.getloadavg()],
-        "oya_commit": git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else ""),
-        "versions": versions,
-    }
-
-
+# -- report ----------------------------------------------------------------------------------------
 def print_report(r: dict[str, Any], out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -540,13 +489,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="afterwards, cProfile one more unchanged rebuild into results/rebuild_profile.txt",
     )
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=RESULT)
     ap.add_argument("--reprint", action="store_true", help="re-judge and print the results file; run nothing")
     args = ap.parse_args(args_in)
     if args.reprint:
         report = json.loads(args.out.read_text())
         report["targets"] = judge(report)
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_json(args.out, report)
         print_report(report, args.out)
         return 0
     if args.queries < 50:
@@ -604,13 +553,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"only {len(queries)} usable docstring queries in {args.project}; need 50")
     report["queries"] = measure_queries(index_dir, queries, warmup, args.k)
     report["queries"]["sample"] = [q for q, _ in queries[:5]]
-    report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["machine"]["load_avg_end"] = load_avg()
     report["targets"] = judge(report)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, args.out)
+    write_json(args.out, report)
     print_report(report, args.out)
     if args.profile_rebuild:  # an extra build: cProfile slows it, so it is not in the table
         profile = CACHE_DIR / "rebuild.prof"

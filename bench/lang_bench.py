@@ -10,13 +10,12 @@ temporary folder that is removed afterwards. Parsing is timed in ``--rounds`` in
 (every language once per round) and the fastest round is kept, so a burst of load on the shared
 machine hurts every language alike. Edges come from linking each project's own files only.
 
-    nice -n 10 python bench/lang_bench.py [--mirror /work/.mirror] [--rounds 3]
+    nice -n 10 python -m bench.lang_bench [--mirror /work/.mirror] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import tempfile
 import time
@@ -24,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.common import load_avg
 from oya.errors import ParseError
 from oya.graph.build import build_graph
 from oya.graph.parsing import parser_for
@@ -115,7 +115,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     rows: list[Row] = []
-    load_before = os.getloadavg()[0]
+    load_before = load_avg()[0]
     with tempfile.TemporaryDirectory(prefix="lang_bench_") as tmp:
         for language, (repo, counted) in PROJECTS.items():
             root = unpack(args.mirror, repo, Path(tmp))
@@ -126,7 +126,7 @@ def main() -> None:
             for row in rows:
                 parse_all(row)
     print(
-        f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}, rounds: {args.rounds}\n"
+        f"load average (1 min) before/after: {load_before:.2f}/{load_avg()[0]:.2f}, rounds: {args.rounds}\n"
     )
     report(rows)
 

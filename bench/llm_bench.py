@@ -22,7 +22,7 @@ Theory of operation:
 Answers, with their citations and timings, go to ``bench/results/llm_bench.json``; the judged
 sample in ``bench/results/llm_judged.md`` was written by reading those answers against the code.
 
-Run: ``make llm-qwen && .venv/bin/python bench/llm_bench.py [--project click==8.1.8]
+Run: ``make llm-qwen && .venv/bin/python -m bench.llm_bench [--project click==8.1.8]
 [--threads 1,2] [--limit N]``.
 """
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -40,17 +39,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR)]
-
-from corpus import CACHE_DIR, fetch_project, parse_spec  # noqa: E402
-
-from oya.query.llm import LlamaAnswerer, build_messages, find_model  # noqa: E402
-from oya.query.searcher import Searcher  # noqa: E402
+from bench.common import BENCH_DIR, CACHE_DIR, RESULTS, ROOT, machine, write_json
+from bench.corpus import fetch_project, parse_spec
+from oya.query.llm import LlamaAnswerer, build_messages, find_model
+from oya.query.searcher import Searcher
 
 QUESTIONS = BENCH_DIR / "llm_questions.json"
-RESULTS = BENCH_DIR / "results" / "llm_bench.json"
+RESULT = RESULTS / "llm_bench.json"
 ASK_K = 8  # `oya ask`'s default
 
 
@@ -210,20 +205,17 @@ def main(argv: list[str] | None = None) -> int:
         }
         for n in threads
     }
-    machine = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.python_version()}"
-    )
+    facts = machine()
     out = {
         "date": time.strftime("%Y-%m-%d"),
-        "machine": machine,
+        "machine": facts,
         "summary": summary,
         "threads": by_threads,
         "answers": rows,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    write_json(RESULT, out)
 
-    print(f"\n{summary['model']} on {args.project}, {machine}, {best} threads")
+    print(f"\n{summary['model']} on {args.project}, {facts['cpu']}, {facts['cpus']} CPUs, {best} threads")
     print("| measure | value |\n|---|---|")
     for key, value in summary.items():
         if key not in ("model", "project", "threads"):
@@ -233,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for n, r in by_threads.items():
         print(f"| {n} | {r['load_s']} | {r['ttft_s']} | {r['answer_s']} | {r['gen_tok_per_s']} |")
-    print(f"\nwrote {RESULTS.relative_to(ROOT)}")
+    print(f"\nwrote {RESULT.relative_to(ROOT)}")
     return 0
 
 

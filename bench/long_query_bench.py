@@ -4,7 +4,7 @@ Usage (from the project root; the index is built once with ``oya build``, outsid
 
     DAGSTER_HOME=$PWD/.dagster_home PYTHONPATH=$PWD .venv/bin/python -m oya build \\
         bench/.cache/longq/networkx-3.6.1 --out bench/.cache/longq/out --no-site -q
-    PYTHONPATH=$PWD nice -n 10 .venv/bin/python bench/long_query_bench.py
+    PYTHONPATH=$PWD nice -n 10 .venv/bin/python -m bench.long_query_bench
 
 The reports are made of real text only, from the networkx 3.6.1 sdist the index was built from:
 its release notes' entries (issue and pull-request titles: the prose), a traceback produced by
@@ -16,35 +16,32 @@ entries) run interleaved as the reference.
 Each query runs what ``oya ask`` runs warm: the question's embedding, ``retrieve`` over the
 CLI's channels (DuckDB BM25, numpy cosine, the code graph), the extractive answer and its JSON.
 The table gives p50/p95 per stage (the pipeline's own ``timings_ms``) and end to end; the JSON
-goes to bench/results/long_query_bench.json.
+goes to bench/results/long_query_bench.json. Percentiles are nearest-rank
+(``bench.common.percentile``). Until issue 23 this bench rounded p / 100 * n + 0.5 to the nearest
+even integer, which differs where p / 100 * n is an odd whole number: for the 20 reports and 20
+short questions of ``results/long_query_bench.json`` (2026-11-27) its p95s are the largest values
+where nearest-rank takes the 19th; the p50s are the same.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import os
 import random
 import re
-import sys
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import CACHE_DIR, RESULTS, import_from, load_avg, percentile, write_json
+from oya.core.answer import extractive_answer
+from oya.core.pipeline import retrieve
+from oya.query.searcher import Searcher, index_channels
 
-from oya.core.answer import extractive_answer  # noqa: E402
-from oya.core.pipeline import retrieve  # noqa: E402
-from oya.query.searcher import Searcher, index_channels  # noqa: E402
-
-LONGQ = HERE / ".cache" / "longq"
+LONGQ = CACHE_DIR / "longq"
 SRC = LONGQ / "networkx-3.6.1"
-RESULTS = HERE / "results"
 REPORT_CHARS = 10_240
 BUDGET_MS = 150.0  # issue 16: CLI warm p95 for a 10 kB bug report at 10k chunks
 
@@ -63,8 +60,7 @@ FAILURES: tuple[str, ...] = (
 
 def real_failures(src: Path) -> list[tuple[str, str]]:
     """``(traceback, source of the innermost networkx function)`` for each of ``FAILURES``."""
-    sys.path.insert(0, str(src))
-    nx = importlib.import_module("networkx")
+    nx = import_from(src, "networkx")  # the sdist's own files, so the frames name them
     out: list[tuple[str, str]] = []
     for call in FAILURES:
         try:
@@ -120,12 +116,6 @@ def make_reports(n: int, src: Path) -> list[str]:
     return reports
 
 
-def percentile(values: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, round(p / 100 * len(s) + 0.5) - 1))] if s else 0.0
-
-
 def ask_once(searcher: Searcher, question: str, clock: Callable[[], float]) -> dict[str, float]:
     """One warm ``oya ask``: embedding, retrieval (its stage timings), answer and JSON (ms)."""
     t0 = clock()
@@ -160,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     reports = make_reports(a.n, Path(a.src))
     shorts = release_entries(Path(a.src))[:: max(1, len(release_entries(Path(a.src))) // a.n)][: a.n]
-    load_start = os.getloadavg()
+    load_start = load_avg()
     with Searcher.open(Path(a.index)) as searcher:
         chunks = len(searcher.index.chunk_paths())
         for q in reports[:3] + shorts[:3]:  # warm-up: model, vectors, graph, DuckDB
@@ -175,13 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         "report_chars": [min(len(r) for r in reports), max(len(r) for r in reports)],
         "n": {k: len(v) for k, v in runs.items()},
         "load_avg_start": load_start,
-        "load_avg_end": os.getloadavg(),
+        "load_avg_end": load_avg(),
         "budget_ms": BUDGET_MS,
     }
     print(render(table, meta))
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "stages": table}, indent=1) + "\n")
+    write_json(Path(a.out), {"meta": meta, "stages": table}, indent=1)
     return 0
 
 

@@ -19,33 +19,25 @@ Theory of operation:
 * Recall: the corpus of tests/secret_corpus.py (73 forms, 14 provider tokens, 90 negatives),
   written to files with a fitting extension, scanned by both tools.
 
-Run: ``.venv/bin/python bench/secret_bench.py [--project django==5.2.8 ...] [--tree DIR ...]
+Run: ``.venv/bin/python -m bench.secret_bench [--project django==5.2.8 ...] [--tree DIR ...]
 [--repeat 3] [--ds-lines 30000] [--no-detect-secrets]``; results go to ``bench/results/secret_bench.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path[:0] = [str(ROOT), str(BENCH_DIR), str(ROOT / "tests")]
+from bench.common import RESULTS, ROOT, load_avg, machine, write_json
+from bench.corpus import fetch_project
+from oya.scanning.languages import detect_language
+from oya.scanning.reader import scan_repository
+from oya.scanning.redact import find_secrets, redact
+from tests.secret_corpus import NEGATIVES, POSITIVES, TOKENS
 
-from corpus import fetch_project  # noqa: E402
-from secret_corpus import NEGATIVES, POSITIVES, TOKENS  # noqa: E402
-
-from oya.scanning.languages import detect_language  # noqa: E402
-from oya.scanning.reader import scan_repository  # noqa: E402
-from oya.scanning.redact import find_secrets, redact  # noqa: E402
-
-RESULTS = BENCH_DIR / "results"
 _EXT = {"yaml": ".yaml", "ini": ".cfg", "toml": ".toml", "json": ".json", "shell": ".sh", None: ".txt"}
 _EXT |= {"dockerfile": ".dockerfile", "python": ".py", "javascript": ".js", "typescript": ".ts"}
 _EXT |= {"go": ".go", "ruby": ".rb", "makefile": ".mk", "markdown": ".md", "text": ".txt"}
@@ -225,11 +217,10 @@ def main() -> None:
     recall = _recall(not args.no_detect_secrets)
     recall["hostile"] = _hostile()
     _print(rows, recall)
-    RESULTS.mkdir(exist_ok=True)
-    out = {"trees": rows, "recall": recall, "loadavg": os.getloadavg(), "cpus": os.cpu_count()}
-    (RESULTS / "secret_bench.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    out = {"trees": rows, "recall": recall, "loadavg": load_avg(), "machine": machine()}
+    write_json(RESULTS / "secret_bench.json", out)
     (RESULTS / "secret_findings.txt").write_text("\n".join(shown) + "\n", encoding="utf-8")
-    print(f"load average {os.getloadavg()[0]:.2f}; wrote {RESULTS / 'secret_bench.json'}")
+    print(f"load average {out['loadavg'][0]:.2f}; wrote {RESULTS / 'secret_bench.json'}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Theory of operation:
 
-* Two sites are built with ``oya.site.build.build_site`` (what ``oya build --site`` writes): the
+* Two sites are built with ``oya.site.build`` (``render_wiki_pages``, ``write_wiki_site``: what
+  ``oya build --site`` writes): the
   sample repository (``data/sample_repo``) and a real project of >= 10k chunks (default: the
   ``django/`` package of the Django 5.2.19 sdist, fetched with ``pip download --no-deps
   --no-binary :all:`` into ``bench/.cache/site_bench/``, gitignored). Both use the real
@@ -18,12 +19,15 @@ Theory of operation:
   the panel: from pressing Enter to the rendered answer (Pyodide, wheel, bundle and model all
   load then). Warm start = the same page reloaded (HTTP cache warm, a new Pyodide). Query latency =
   ``oyaAsk.query`` (embed + JS vector scan + the core in Pyodide), >= 30 questions after one
-  warm-up question, p50/p95. The JS vector ranking is checked against the core's
+  warm-up question, p50/p95 (nearest-rank, ``bench.common.percentile``; ``results/site_bench.json``
+  of 2026-11-27 took p50 as the interpolated median and p95 at index round(0.95 (n - 1)): the same
+  p95 for Django's 40 questions, the 30th value instead of the 31st for the sample's 32, and each
+  p50 the mean of the two middle values, where nearest-rank takes the lower). The JS vector ranking is checked against the core's
   ``VectorIndex`` ranking in Pyodide on the first questions, and the pure-Python scan is timed too.
 * Questions: for the sample, hand-written ones; for the large project, the first lines of its own
   function docstrings (>= 4 words), sampled with a fixed seed, plus a few hand-written ones.
 
-Run: ``.venv/bin/python bench/site_bench.py [--embedder minilm|hashing] [--queries 40]
+Run: ``.venv/bin/python -m bench.site_bench [--embedder minilm|hashing] [--queries 40]
 [--rebuild]``; results go to ``bench/results/site_bench.json``.
 """
 
@@ -32,10 +36,8 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import threading
@@ -47,25 +49,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(BENCH_DIR))
+from bench.browser_harness import OFFLINE_CHROMIUM_ARGS, load_test_hooks, route_test_hooks
+from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, percentile, write_json
+from bench.corpus import fetch_project
+from oya.site.assets import site_file
+from oya.site.serve import make_server
+from oya.system_deps import find_chromium, missing_chromium_message
 
-from corpus import fetch_project  # noqa: E402
-
-from oya.site.assets import site_file  # noqa: E402
-from oya.site.browser import (  # noqa: E402
-    OFFLINE_CHROMIUM_ARGS,
-    find_chromium,
-    load_test_hooks,
-    missing_chromium_message,
-    route_test_hooks,
-)
-from oya.site.serve import make_server  # noqa: E402
-
-WORK = BENCH_DIR / ".cache" / "site_bench"
-RESULTS = BENCH_DIR / "results" / "site_bench.json"
+WORK = CACHE_DIR / "site_bench"
+RESULT = RESULTS / "site_bench.json"
 CHROMIUM_ARGS = list(OFFLINE_CHROMIUM_ARGS)
 TARGETS = {"warm_query_p95_ms_at_10k": 300.0, "bundle_gzip_mb_per_100k_lines": 15.0}
 
@@ -142,7 +134,7 @@ def build_index_and_site(
 ) -> tuple[Path, Path, dict[str, Any]]:
     """The index (built once, again with ``rebuild``) and the site, rendered every time by the code
     measured; seconds of each and the build's counts."""
-    from oya.site.build import build_site
+    from oya.site.build import render_wiki_pages, write_wiki_site
     from pipelines.build import run_build
 
     timings: dict[str, Any] = {}
@@ -151,7 +143,8 @@ def build_index_and_site(
         run_build(repo, index_dir, embedder=embedder, cache_dir=cache_dir)
         timings["index_s"] = round(time.perf_counter() - t0, 1)
     t0 = time.perf_counter()
-    report = build_site(index_dir, site_dir)
+    # the two steps of the wiki_pages and wiki_site assets: unchanged pages taken from the old site
+    report = write_wiki_site(render_wiki_pages(index_dir, site_dir), index_dir, site_dir)
     timings["site_s"] = round(time.perf_counter() - t0, 1)
     timings["counts"] = report.get("counts", {})
     return index_dir, site_dir, timings
@@ -217,14 +210,6 @@ def serve(root: Path) -> Iterator[str]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    i = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
-    return ordered[i]
 
 
 def first_file_page(site: Path) -> str:
@@ -307,11 +292,11 @@ def measure_browser(
                 }
                 out["queries"] = len(runs)
                 out["query_ms"] = {
-                    "p50": round(statistics.median(query), 1),
-                    "p95": round(pct(query, 95), 1),
+                    "p50": round(percentile(query, 50), 1),
+                    "p95": round(percentile(query, 95), 1),
                     "max": round(max(query), 1),
-                    **{f"{k}_p50": round(statistics.median(v), 1) for k, v in parts.items()},
-                    **{f"{k}_p95": round(pct(v, 95), 1) for k, v in parts.items()},
+                    **{f"{k}_p50": round(percentile(v, 50), 1) for k, v in parts.items()},
+                    **{f"{k}_p95": round(percentile(v, 95), 1) for k, v in parts.items()},
                 }
                 out["levels"] = {
                     lvl: sum(1 for r in runs if r["result"]["confidence"]["level"] == lvl)
@@ -327,7 +312,7 @@ def measure_browser(
                         py_ms.append((time.perf_counter() - t0) * 1000)
                         parity &= [i for i, _ in core] == [i for i, _ in r["ranked"][:100]]
                     out["js_rank_equals_core_rank"] = parity
-                    out["pure_python_vector_scan_ms_p50"] = round(statistics.median(py_ms[1:] or py_ms), 1)
+                    out["pure_python_vector_scan_ms_p50"] = round(percentile(py_ms[1:] or py_ms, 50), 1)
             finally:
                 ctx.close()
         # the run with the median first answer stands for the cold start; all runs are kept
@@ -399,7 +384,7 @@ def main() -> int:
 
     WORK.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"embedder": args.embedder, "sites": {}, "targets": {}}
-    load_before = [round(x, 2) for x in os.getloadavg()]
+    load_before = load_avg()
     repos = [("sample", ROOT / "data" / "sample_repo")]
     if not args.skip_large:
         repos.append((args.project.split("==")[0], fetch_django(args.project)))
@@ -421,11 +406,11 @@ def main() -> int:
                 "sizes": site_sizes(site_dir),
                 "browser": browser,
             }
-    results["loadavg"] = {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]}
+    results["loadavg"] = {"before": load_before, "after": load_avg()}
     # keep the other sites of an earlier run with the same embedder (e.g. after --skip-large)
-    if RESULTS.is_file():
+    if RESULT.is_file():
         try:
-            previous = json.loads(RESULTS.read_text(encoding="utf-8"))
+            previous = json.loads(RESULT.read_text(encoding="utf-8"))
         except ValueError:
             previous = {}
         if previous.get("embedder") == args.embedder:
@@ -446,10 +431,9 @@ def main() -> int:
                 "measured": round(r["sizes"]["bundle"]["gzip"] / 1e6 * 100_000 / lines, 2),
             },
         }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_json(RESULT, results, sort_keys=True)
     print_table(results)
-    print(f"\nresults: {RESULTS.relative_to(ROOT)}")
+    print(f"\nresults: {RESULT.relative_to(ROOT)}")
     blocked = [u for r in results["sites"].values() for u in r["browser"]["blocked_requests"]]
     return 1 if blocked else 0
 

@@ -19,7 +19,7 @@ Theory of operation:
   ``bundle`` (the Ask panel's index), and the fixed runtime (``vendor/``, ``models/``); per 1,000
   source lines and as a multiple of the source bytes; the largest page and how many exceed 300 kB.
 
-Run: ``.venv/bin/python bench/site_build_bench.py [--projects oya networkx] [--reps 3]``;
+Run: ``.venv/bin/python -m bench.site_build_bench [--projects oya networkx] [--reps 3]``;
 results go to ``bench/results/site_build_bench.json``. Set ``OYA_CACHE_DIR`` to reuse an npm
 install of the runtime.
 """
@@ -32,20 +32,15 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(BENCH_DIR))
+from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, machine, write_json
+from bench.corpus import fetch_project
 
-from corpus import fetch_project  # noqa: E402
-
-WORK = BENCH_DIR / ".cache" / "site_build"
-RESULTS = BENCH_DIR / "results" / "site_build_bench.json"
+WORK = CACHE_DIR / "site_build"
+RESULT = RESULTS / "site_build_bench.json"
 PAGE_BUDGET = 300_000
 FIXED = ("vendor", "models")  # the fixed runtime: the same for every repository
 
@@ -204,7 +199,7 @@ def main() -> None:
     parser.add_argument("--reprint", action="store_true", help="print the last results again")
     args = parser.parse_args()
     if args.reprint:
-        _print(json.loads(RESULTS.read_text())["results"])
+        _print(json.loads(RESULT.read_text())["results"])
         return
     WORK.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("DAGSTER_HOME", str(WORK / "dagster_home"))
@@ -212,15 +207,12 @@ def main() -> None:
     results = [run_project(p, args.reps) for p in args.projects]
     record = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{os.cpu_count()} cores",
-        "loadavg_end": Path("/proc/loadavg").read_text().split()[:3]
-        if Path("/proc/loadavg").exists()
-        else [],
+        "machine": machine(),
+        "loadavg_end": load_avg(),
         "results": results,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"{record['date']}, {record['machine']}, load average at the end {' '.join(record['loadavg_end'])}")
+    write_json(RESULT, record)
+    print(f"{record['date']}, {os.cpu_count()} CPUs, load average at the end {record['loadavg_end']}")
     _print(results)
 
 

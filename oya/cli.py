@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,49 +138,44 @@ def _open(index_dir: Path | None) -> Any:
     return Searcher.open(index_dir or Path(DEFAULT_INDEX))
 
 
-# stdin is read to its end (to say how long the question was) but never past this: an endless pipe stops
+# a question (stdin or an argument) is read to its end (to condense it whole and say how long it
+# was) but never past this: an endless pipe stops, and the note says "more than"
 MAX_STDIN_CHARS = 10_000_000
 _STDIN_PIECE = 1 << 16
 
 
 def _read_query(query: str) -> str:
     """The question: QUERY, or standard input for ``-`` (pasted bug reports), blanks around it
-    stripped. Past ``MAX_QUESTION_CHARS`` both keep the first that many characters and say so on
-    stderr, in one line."""
-    from oya.core.query import MAX_QUESTION_CHARS, question_cut
+    stripped. Past ``MAX_QUESTION_CHARS`` both are condensed alike (``oya.core.report``: the title,
+    errors, stack frames and lines naming code, which cutting the tail would lose) and stderr says
+    what went, in one line."""
+    from oya.core.query import MAX_QUESTION_CHARS
+    from oya.core.report import condense_report
 
     if query == "-":
-        text, length = _read_stdin(sys.stdin, MAX_QUESTION_CHARS, MAX_STDIN_CHARS)
+        text, more = _read_stdin(sys.stdin, MAX_STDIN_CHARS)
     else:
-        text = query.strip()
-        length = len(text)
+        text, more = query[:MAX_STDIN_CHARS], len(query) > MAX_STDIN_CHARS
+    text = text.strip()
     if not text:
         raise QueryError("the query is empty: give a question, a symbol name or a bug report")
-    if length > MAX_QUESTION_CHARS:
-        endless = length > MAX_STDIN_CHARS
-        note = question_cut(MAX_STDIN_CHARS if endless else length, more=endless)
-        click.echo(f"note: {note}", err=True)  # not through rich: it would wrap the line at 80 columns
-    return text[:MAX_QUESTION_CHARS].rstrip()
+    condensed = condense_report(text, MAX_QUESTION_CHARS)
+    if condensed is None:
+        return text
+    # not through rich: it would wrap the line at 80 columns
+    click.echo(f"note: {condensed.note(more=more)}", err=True)
+    return condensed.text
 
 
-def _read_stdin(stream: Any, keep: int, most: int) -> tuple[str, int]:
-    """The first ``keep`` characters of ``stream``'s text with its leading blanks dropped, and that
-    text's length without its trailing blanks: counted piece by piece, never held past ``keep``
-    plus one piece, and not read past ``most`` (then the length is over ``most``: "more than")."""
-    head, length, blanks, read = "", 0, 0, 0  # blanks: the trailing run not yet known to be trailing
+def _read_stdin(stream: Any, most: int) -> tuple[str, bool]:
+    """``stream``'s text, read piece by piece up to ``most`` characters, and whether it went on
+    past them (then it is not read further: "more than")."""
+    pieces: list[str] = []
+    read = 0
     while read <= most and (piece := stream.read(_STDIN_PIECE)):
+        pieces.append(piece)
         read += len(piece)
-        if not head and not length:
-            piece = piece.lstrip()
-        if len(head) < keep:
-            head += piece[: keep - len(head)]
-        body = piece.rstrip()
-        if body:
-            length += blanks + len(body)
-            blanks = len(piece) - len(body)
-        else:
-            blanks += len(piece)
-    return head, max(length, most + 1) if read > most else length
+    return "".join(pieces)[:most], read > most
 
 
 @main.command()
@@ -428,12 +422,3 @@ def serve(site: Path | None, port: int, host: str) -> None:
     from oya.site.serve import serve_site
 
     serve_site(site or Path(DEFAULT_INDEX) / "site", host=host, port=port, console=err_console)
-
-
-def run() -> None:  # pragma: no cover - console script shim
-    start = time.perf_counter()
-    try:
-        main(standalone_mode=True)
-    finally:
-        if os.environ.get("OYA_TIMING"):
-            err_console.print(f"[dim]{time.perf_counter() - start:.2f}s[/dim]")

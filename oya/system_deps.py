@@ -29,9 +29,38 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 
 from oya.errors import SetupError
-from oya.site.browser import CHROMIUM_ENV, find_chromium, missing_chromium_message
 
 MIN_PYTHON = (3, 11)
+CHROMIUM_ENV = "OYA_CHROMIUM"
+# Debian's package first; then the names other packagers use. Never a browser downloaded by a test tool.
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_chromium() -> str | None:
+    """``$OYA_CHROMIUM`` if set (and executable), else the first of ``CHROMIUM_NAMES`` on PATH.
+
+    The one lookup: the real-browser tests and the site benches (bench/browser_harness.py) start
+    the Chromium this finds, so a Chromium already there under another name is used, never replaced.
+    """
+    chosen = os.environ.get(CHROMIUM_ENV)
+    if chosen:
+        return chosen if os.path.isfile(chosen) and os.access(chosen, os.X_OK) else None
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def missing_chromium_message() -> str:
+    """One line saying why no Chromium was found and how to get one."""
+    chosen = os.environ.get(CHROMIUM_ENV)
+    if chosen:
+        return f"{CHROMIUM_ENV}={chosen} is not an executable file; point it at a Chromium or unset it"
+    return (
+        f"no Chromium on PATH (looked for {', '.join(CHROMIUM_NAMES)}); run "
+        f"`sudo apt-get install chromium`, or set {CHROMIUM_ENV}=/path/to/chromium"
+    )
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
-"""Ranking metrics: Recall@k, MRR, coverage and nearest-rank percentiles."""
+"""Ranking metrics: Recall@k and MRR (percentiles: ``bench.common.percentile``)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 KS = (1, 5, 10)
@@ -22,15 +21,6 @@ def summarize_ranks(ranks: Sequence[int | None], cutoff: int = 10) -> dict[str, 
     out = {f"R@{k}": sum(1 for r in ranks if r is not None and r <= k) / n for k in KS}
     out["MRR"] = sum(1 / r for r in ranks if r is not None and r <= cutoff) / n
     return out
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile (``p`` in 0..100)."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 def mean(values: Sequence[float]) -> float:

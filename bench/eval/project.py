@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.common import CACHE_DIR
+from bench.corpus import fetch_project, parse_spec
 from oya.build.steps import embed, make_chunks, parse_and_link, scan, write_search_index
-from oya.core.bm25 import BM25Index
 from oya.core.channels import Channel
 from oya.core.file_lexical import FileDocs, FileTerms
 from oya.core.query import QueryPlan
-from oya.core.tokenize import with_folds
 from oya.embedding.embedder import Embedder
 from oya.settings import CachePaths
 from oya.store.index import Index
@@ -30,10 +30,6 @@ from oya.store.schema import SCHEMA_VERSION
 
 from .code_queries import CodeQuery, collect_candidates, library_files, make_eval_tree, sample_queries
 from .prose_queries import ProseQuery, collect_prose_queries
-
-BENCH_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BENCH_DIR))
-from corpus import CACHE_DIR, fetch_project, parse_spec  # noqa: E402
 
 EVAL_DIR = CACHE_DIR / "eval"
 MIN_EDGE_CONFIDENCE = 0.5  # callers/callees counted for "connected code": the expansion's own threshold
@@ -168,10 +164,6 @@ class MemoChannel:
             self._memo[key] = self.inner.search(plan, vector, k)
         return self._memo[key]
 
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
-        source = getattr(self.inner, "vectors_for", None)
-        return dict(source(ids)) if source is not None else {}
-
 
 class MemoFileTermsChannel(MemoChannel):
     """A ``MemoChannel`` over a lexical channel that counts its terms per file (``FileTerms``),
@@ -192,21 +184,3 @@ class MemoFileTermsChannel(MemoChannel):
 def memo(channel: Channel) -> MemoChannel:
     """``channel`` behind a memo, keeping what the pipeline asks of it beyond ``search``."""
     return MemoFileTermsChannel(channel) if isinstance(channel, FileTerms) else MemoChannel(channel)
-
-
-class FoldedBM25Channel:
-    """The core's BM25 over tokens with light suffix folds added (``with_folds``), in memory.
-
-    What the lexical channel would rank if the tokenizer folded suffixes: the same formula as
-    ``DuckBM25Channel`` (they are parity-tested), over the index's stored tokens plus folds.
-    """
-
-    name = "lexical"
-
-    def __init__(self, index: Index) -> None:
-        self.bm25 = BM25Index.build((cid, with_folds(toks)) for cid, toks in index.chunk_token_lists())
-
-    def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
-        if not plan.lexical_tokens:
-            return []
-        return self.bm25.search(with_folds(plan.lexical_tokens), k)

@@ -8,6 +8,7 @@ coverage -9.1 points (bench/results/eval_quality.md, row "centrality on").
 
 from __future__ import annotations
 
+from bench.variants import replaced
 from oya.core.pipeline import Pipeline, expand_stage
 from oya.core.records import Node
 
@@ -18,4 +19,4 @@ def centrality_prior(node: Node) -> float:
 
 def with_centrality(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose expansion ranks a hop's candidates by PageRank."""
-    return pipeline.replaced("expand", expand_stage(pipeline.options, centrality_prior))
+    return replaced(pipeline, "expand", expand_stage(pipeline.options, centrality_prior))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from bench.variants import inserted
 from oya.core.fusion import Fused
 from oya.core.pipeline import Pipeline
 from oya.core.stages import Candidates, Query
@@ -54,4 +55,4 @@ def with_coactivation(pipeline: Pipeline, seeds: int = 3, share: float = 0.5) ->
     """``pipeline`` with co-activation right after the reweighing."""
     o = pipeline.options
     stage = partial(coactivate, seeds=seeds, share=share, min_confidence=o.min_edge_confidence)
-    return pipeline.inserted("reweigh", "coactivate", stage)
+    return inserted(pipeline, "reweigh", "coactivate", stage)

@@ -9,6 +9,7 @@ the chunks alone. ``bench/commits_rank.py`` (row ``oya-nofilelex``) and ``bench/
 
 from __future__ import annotations
 
+from bench.variants import replaced
 from oya.core.pipeline import Pipeline
 from oya.core.stages import Candidates, Query
 
@@ -19,4 +20,4 @@ def _keep(q: Query, c: Candidates) -> Candidates:
 
 def without_file_lexical(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose files are ranked from the chunks alone."""
-    return pipeline.replaced("whole_files", _keep)
+    return replaced(pipeline, "whole_files", _keep)

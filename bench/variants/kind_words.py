@@ -11,7 +11,7 @@ tested with 2.1" has its test code weighed like the code it asks for.
   line names ("Sphinx fails to build the documentation", "pytest crashes with -k").
 
 ``bench/commits_rank.py`` (rows ``oya-testsubject``, ``oya-debugcode``) and
-``bench/kind_prior_eval.py`` run them beside the shipped pipeline.
+``bench/experiments/kind_prior_eval.py`` run them beside the shipped pipeline.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from bench.variants import replaced
 from oya.core import stages
 from oya.core.kinds import first_line
 from oya.core.pipeline import Pipeline, Stage
@@ -47,14 +48,19 @@ def _kinds(q: Query, c: Candidates, *, stage: Stage) -> Candidates:
 
 def with_tests_asked_by_first_line(pipeline: Pipeline) -> Pipeline:
     o = pipeline.options
-    return pipeline.replaced(
-        "reweigh", partial(_reweigh, reports=False, test_weight=o.test_weight, semantic_lead=o.semantic_lead)
+    return replaced(
+        pipeline,
+        "reweigh",
+        partial(_reweigh, reports=False, test_weight=o.test_weight, semantic_lead=o.semantic_lead),
     )
 
 
 def with_reports_asking_for_code(pipeline: Pipeline) -> Pipeline:
     o = pipeline.options
     kinds = dict(pipeline.stages)["kinds"]
-    return pipeline.replaced(
-        "reweigh", partial(_reweigh, reports=True, test_weight=o.test_weight, semantic_lead=o.semantic_lead)
-    ).replaced("kinds", partial(_kinds, stage=kinds))
+    reweighed = replaced(
+        pipeline,
+        "reweigh",
+        partial(_reweigh, reports=True, test_weight=o.test_weight, semantic_lead=o.semantic_lead),
+    )
+    return replaced(reweighed, "kinds", partial(_kinds, stage=kinds))

@@ -28,15 +28,44 @@ Reordering Documents and Producing Summaries", SIGIR 1998):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
+from bench.variants import inserted
 from oya.core.pipeline import Pipeline
 from oya.core.stages import Candidates, Query
-from oya.core.vectors import dot
+from oya.core.vectors import decode_f32
 
 NeighborFn = Callable[[str], Sequence[str]]
+# chunk ids -> their unit vectors (the ids the source holds; a missing one is compared by the graph)
+VectorLookup = Callable[[Sequence[str]], Mapping[str, Sequence[float]]]
+# the core's dot-product kernel (oya.core.vectors), so a cosine here equals the channel's
+_sumprod: Callable[[Iterable[float], Iterable[float]], float] = getattr(
+    math, "sumprod", lambda a, b: sum(map(operator.mul, a, b))
+)
+
+
+def dot(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        raise ValueError(f"vectors differ in dimension: {len(a)} != {len(b)}")
+    return float(_sumprod(a, b))
+
+
+def stored_vectors(index: Any) -> VectorLookup:
+    """An ``oya.store.index.Index``'s stored unit vectors by chunk id (the float32 values the
+    semantic channel ranks with), read once on first use."""
+    table: dict[str, Sequence[float]] = {}
+
+    def lookup(ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
+        if not table:
+            table.update((cid, decode_f32(blob)) for cid, blob in index.embedding_blobs())
+        return {i: table[i] for i in ids if i in table}
+
+    return lookup
 
 
 def graph_proximity(a: str | None, b: str | None, neighbors_of_a: frozenset[str]) -> float:
@@ -106,22 +135,26 @@ def mmr_order(
 
 
 def diversify(
-    q: Query, c: Candidates, *, k: int, diversity: float, graph_weight: float, min_confidence: float
+    q: Query,
+    c: Candidates,
+    *,
+    k: int,
+    diversity: float,
+    graph_weight: float,
+    min_confidence: float,
+    lookup: VectorLookup | None,
 ) -> Candidates:
-    """The candidate pool reordered by MMR; vectors from the semantic channel when it has them."""
+    """The candidate pool reordered by MMR; vectors from ``lookup`` when the semantic channel ran."""
     if diversity <= 0 or len(c.pool) <= 1:
         return c
     ids = [h.chunk.id for h in c.pool]
     vectors: Mapping[str, Sequence[float]] = {}
     report = c.reports.get("semantic")
-    switched_on = report is not None and report.status != "off"
-    for ch in q.channels:
-        source = getattr(ch, "vectors_for", None)
-        if ch.name == "semantic" and source is not None and switched_on:
-            try:
-                vectors = source(ids)
-            except Exception:  # no vectors: the graph view alone still diversifies
-                vectors = {}
+    if lookup is not None and report is not None and report.status != "off":
+        try:
+            vectors = lookup(ids)
+        except Exception:  # no vectors: the graph view alone still diversifies
+            vectors = {}
     by_id = {h.chunk.id: h for h in c.pool}
     order = mmr_order(
         ids,
@@ -136,10 +169,20 @@ def diversify(
     return replace(c, pool=tuple(by_id[i] for i in order))
 
 
-def with_mmr(pipeline: Pipeline, diversity: float, graph_weight: float) -> Pipeline:
-    """``pipeline`` with MMR (``diversity`` in [0, 1], ``graph_weight``: the graph view's share)."""
+def with_mmr(
+    pipeline: Pipeline, diversity: float, graph_weight: float, vectors: VectorLookup | None = None
+) -> Pipeline:
+    """``pipeline`` with MMR (``diversity`` in [0, 1], ``graph_weight``: the graph view's share).
+
+    ``vectors`` gives the candidates' unit vectors (``stored_vectors(index)`` for an index); without
+    it, or when the semantic channel did not run, redundancy is the graph view alone."""
     o = pipeline.options
     stage = partial(
-        diversify, k=o.k, diversity=diversity, graph_weight=graph_weight, min_confidence=o.min_edge_confidence
+        diversify,
+        k=o.k,
+        diversity=diversity,
+        graph_weight=graph_weight,
+        min_confidence=o.min_edge_confidence,
+        lookup=vectors,
     )
-    return pipeline.inserted("files", "diversify", stage)
+    return inserted(pipeline, "files", "diversify", stage)

@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from functools import partial
 
+from bench.variants import replaced
 from oya.core import filters
 from oya.core.pipeline import Pipeline
 from oya.core.stages import Candidates, Query
@@ -59,6 +60,8 @@ def _keep(q: Query, c: Candidates) -> Candidates:
 def without_kinds(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` as it was before the file-kind prior: no ``kinds`` stage, the old test rules."""
     o = pipeline.options
-    return pipeline.replaced("kinds", _keep).replaced(
-        "reweigh", partial(_old_reweigh, test_weight=o.test_weight, semantic_lead=o.semantic_lead)
+    return replaced(
+        replaced(pipeline, "kinds", _keep),
+        "reweigh",
+        partial(_old_reweigh, test_weight=o.test_weight, semantic_lead=o.semantic_lead),
     )

@@ -18,6 +18,8 @@ from oya.core.pipeline import Pipeline
 from oya.core.query import QueryPlan
 from oya.core.tokenize import tokenize
 
+LONG_QUERY_TOKENS = 60  # a longer question is a pasted bug report, not a question
+
 INTENT_WEIGHTS: dict[str, dict[str, float]] = {
     "lookup": {"lexical": 1.2, "semantic": 0.8, "graph": 1.0},
     "debug": {"lexical": 1.2, "semantic": 0.8, "graph": 0.8},
@@ -32,9 +34,15 @@ def adaptive_plan(plan: QueryPlan) -> QueryPlan:
     return replace(plan, weights=dict(INTENT_WEIGHTS[plan.intent]))
 
 
+def is_long(plan: QueryPlan) -> bool:
+    """Over ``LONG_QUERY_TOKENS`` tokens (the core once marked this on every plan; only this
+    variant read it)."""
+    return len(tokenize(plan.text)) > LONG_QUERY_TOKENS
+
+
 def identifiers_plan(plan: QueryPlan) -> QueryPlan:
     """A long ``plan`` that names identifiers or paths searches BM25 with those alone."""
-    if not plan.long or not (plan.identifiers or plan.paths):
+    if not is_long(plan) or not (plan.identifiers or plan.paths):
         return plan
     precise = tokenize(" ".join(plan.identifiers + plan.paths))
     return replace(plan, lexical_tokens=tuple(dict.fromkeys(precise)))

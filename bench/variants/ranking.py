@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
+from bench.variants import replaced
 from oya.core import stages
 from oya.core.kinds import DEMOTED, DEMOTED_ALL, HIT_DEMOTED, NON_CODE
 from oya.core.pipeline import Pipeline, default_pipeline
@@ -38,8 +39,8 @@ def main_pipeline(pipeline: Pipeline) -> Pipeline:
 
 def with_build_files_last(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose ``kinds`` stage moves build files and configuration after the code too."""
-    return pipeline.replaced(
-        "kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hit_demoted=HIT_DEMOTED)
+    return replaced(
+        pipeline, "kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hit_demoted=HIT_DEMOTED)
     )
 
 
@@ -47,12 +48,12 @@ def without_build_chunks_last(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose ``kinds`` stage leaves the chunks of build files and configuration
     (kind ``other``) in place in the answer, as before 2026-11-27 (the shipped stage moves them
     after the code's: the sample question's own Makefile line was the answer's fourth item)."""
-    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hit_demoted=NON_CODE))
+    return replaced(pipeline, "kinds", partial(stages.order_kinds, demoted=DEMOTED_ALL, hit_demoted=NON_CODE))
 
 
 def without_build_files_last(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` whose ``kinds`` stage is main's: only files, only tests, docs, change logs, templates."""
-    return pipeline.replaced("kinds", partial(stages.order_kinds, demoted=DEMOTED, hit_demoted=()))
+    return replaced(pipeline, "kinds", partial(stages.order_kinds, demoted=DEMOTED, hit_demoted=()))
 
 
 def subject_text(question: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from bench.variants import replaced
 from oya.core.pipeline import Pipeline
 from oya.core.stages import Candidates, Query, favour_scope
 
@@ -23,9 +24,9 @@ def _keep(q: Query, c: Candidates) -> Candidates:
 
 def without_scope(pipeline: Pipeline) -> Pipeline:
     """``pipeline`` that reads the scope prefix as one more word."""
-    return pipeline.replaced("scope", _keep)
+    return replaced(pipeline, "scope", _keep)
 
 
 def with_scope_weight(pipeline: Pipeline, weight: float) -> Pipeline:
     """``pipeline`` whose scope list counts ``weight``."""
-    return pipeline.replaced("scope", partial(favour_scope, rrf_k=pipeline.options.rrf_k, weight=weight))
+    return replaced(pipeline, "scope", partial(favour_scope, rrf_k=pipeline.options.rrf_k, weight=weight))

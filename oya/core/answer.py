@@ -4,8 +4,8 @@ Theory of operation: the extractive answer needs no model. It names the best mat
 one line each — the symbol's signature and the first sentence of its docstring when there
 is one — and lists the connected code the graph expansion found. Every statement points
 at a retrieved source, so every citation is valid by construction. A model-backed
-answerer implements ``Answerer``; its citations are checked with ``validate_citations``
-against what was retrieved.
+answerer (``oya.query.llm``) checks its citations with ``validate_citations`` against what
+was retrieved.
 
 An answer carries structured ``items`` (``AnswerItem``, one per citation): the CLI, the
 browser and the model prompt render from them; ``text`` is one plain rendering of the same
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from oya.core.records import Node
 from oya.core.results import Citation, RetrievalResult
@@ -106,12 +106,6 @@ class Answer:
                 for i, c in enumerate(self.citations, 1)
             ],
         }
-
-
-class Answerer(Protocol):
-    name: str
-
-    def answer(self, question: str, result: RetrievalResult) -> Answer: ...
 
 
 def first_sentence(text: str, limit: int = 160) -> str:

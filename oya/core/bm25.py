@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 K1 = 1.2
 B = 0.75
@@ -43,12 +42,6 @@ def bm25_idf(n: int, df: int) -> float:
     return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class Posting:
-    doc: int  # index into BM25Index.doc_ids
-    tf: int
-
-
 class BM25Index:
     """An inverted index with document lengths; built once, queried many times."""
 
@@ -72,23 +65,6 @@ class BM25Index:
         self.avgdl = total / len(self.doc_lens) if self.doc_lens else 0.0
         self.k1 = k1
         self.b = b
-
-    @classmethod
-    def build(cls, docs: Iterable[tuple[str, Sequence[str]]], *, k1: float = K1, b: float = B) -> BM25Index:
-        """Index ``(doc_id, tokens)`` pairs."""
-        doc_ids: list[str] = []
-        doc_lens: list[int] = []
-        postings: dict[str, list[tuple[int, int]]] = {}
-        for doc_id, tokens in docs:
-            idx = len(doc_ids)
-            doc_ids.append(doc_id)
-            doc_lens.append(len(tokens))
-            counts: dict[str, int] = {}
-            for tok in tokens:
-                counts[tok] = counts.get(tok, 0) + 1
-            for tok, tf in counts.items():
-                postings.setdefault(tok, []).append((idx, tf))
-        return cls(doc_ids, doc_lens, postings, k1=k1, b=b)
 
     def __len__(self) -> int:
         return len(self.doc_ids)

@@ -27,6 +27,10 @@ Theory of operation:
 * BM25 postings are decoded per query term on first use (``LazyBM25Index``): building a million
   tuples up front would add about a second to the browser's cold start for no query's benefit.
 * ``Bundle.ask`` uses ``RetrievalOptions()`` defaults, as the CLI does, unless options are given.
+  A question over ``MAX_QUESTION_CHARS`` (a pasted bug report) is condensed first, as the CLI
+  condenses it (``oya.core.report``), and the output's ``question_note`` says what went. A caller
+  that embeds the question embeds the condensed text (the browser asks its worker to condense
+  first), so the semantic channel reads what the other two do.
   With no question vector (the model failed to load) the semantic channel is reported unavailable
   with the reason and the lexical and graph channels still answer.
 """
@@ -35,7 +39,6 @@ from __future__ import annotations
 
 import json
 import os
-from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,7 +72,9 @@ from oya.core.channels import (
 from oya.core.graph import CodeGraph
 from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.pipeline import retrieve
+from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.records import Chunk
+from oya.core.report import condense_report
 from oya.core.results import RetrievalResult
 from oya.core.vectors import VectorIndex
 
@@ -107,7 +112,6 @@ class Bundle:
         self._scales = list(vector_scales)
         self._data = vector_data
         self._vector_index: VectorIndex | None = None
-        self._row_pos: dict[str, int] | None = None
         # where the scales and the int8 rows start in vectors.bin (for a JavaScript kernel)
         self.vector_offsets = vector_offsets or (0, 4 * len(self.vector_ids))
 
@@ -127,24 +131,6 @@ class Bundle:
             matrix = dequantize(self._data, self._scales, self.vector_dim)
             self._vector_index = VectorIndex(self.vector_ids, matrix, self.vector_dim)
         return self._vector_index
-
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
-        """Dequantised rows of ``ids`` (the same float32 values as ``vector_index``'s rows)."""
-        if not self.has_vectors:
-            return {}
-        if self._vector_index is not None:
-            return self._vector_index.vectors_for(ids)
-        if self._row_pos is None:
-            self._row_pos = {row_id: i for i, row_id in enumerate(self.vector_ids)}
-        dim = self.vector_dim
-        q = memoryview(self._data).cast("b")
-        out: dict[str, Sequence[float]] = {}
-        for cid in ids:
-            i = self._row_pos.get(cid)
-            if i is not None:
-                s = self._scales[i]
-                out[cid] = array("f", [v * s for v in q[i * dim : (i + 1) * dim]])
-        return out
 
     def rank_vectors(self, vector: Sequence[float], k: int | None = None) -> list[tuple[str, float]]:
         """The core's semantic ranking for ``vector``: ``(chunk id, cosine)``, best first, ties by id."""
@@ -207,11 +193,17 @@ class Bundle:
         semantic_reason: str | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """``RetrievalResult.to_dict()`` plus ``answer`` (the extractive answer and its citations)."""
+        """``RetrievalResult.to_dict()`` plus ``answer`` (the extractive answer and its citations), and
+        ``question_note`` when the question was over the limit and condensed (what was kept)."""
+        condensed = condense_report(question, MAX_QUESTION_CHARS)
+        if condensed is not None:
+            question = condensed.text  # retrieve refuses the whole report
         result = self.retrieve(question, vector, ranked=ranked, semantic_reason=semantic_reason, **options)
         answer = extractive_answer(result)
         out = result.to_dict()
         out["answer"] = answer.to_dict()
+        if condensed is not None:
+            out["question_note"] = condensed.note()
         return out
 
     def fetch_depth(self, **options: Any) -> int:

@@ -143,24 +143,6 @@ class CodeGraph:
             truncated=truncated,
         )
 
-    def hop_distance(self, a: str, b: str, *, limit: int = 3, min_confidence: float = 0.0) -> int | None:
-        """Shortest hop count between two nodes up to ``limit`` (None beyond it)."""
-        if a == b:
-            return 0
-        seen = {a}
-        frontier = [a]
-        for d in range(1, limit + 1):
-            nxt: list[str] = []
-            for n in frontier:
-                for other, _ in self.neighbors(n, min_confidence):
-                    if other == b:
-                        return d
-                    if other not in seen:
-                        seen.add(other)
-                        nxt.append(other)
-            frontier = nxt
-        return None
-
     # -- graph channel ------------------------------------------------------------------
     def _tokens(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
         if self._node_tokens is None:

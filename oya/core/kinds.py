@@ -18,7 +18,6 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-KINDS = ("source", "test", "doc", "changelog", "template", "other")
 # the kinds a code question should not get in its top slots unless it asks for them
 NON_CODE = ("doc", "changelog", "template")
 DEMOTED = (*NON_CODE, "test")
@@ -80,7 +79,8 @@ def _is_test(name: str, dirs: Sequence[str], cased: Sequence[str]) -> bool:
 
 
 def file_kind(path: str) -> str:
-    """One of ``KINDS`` for a repository-relative path, from its folders, name and extension."""
+    """``source``, ``test``, ``doc``, ``changelog``, ``template`` or ``other`` for a
+    repository-relative path, from its folders, name and extension."""
     parts = path.split("/")
     name, cased = parts[-1], parts[:-1]
     dirs = [d.lower() for d in cased]

@@ -5,9 +5,9 @@ Theory of operation:
 
 1. The question is analysed once (``plan_query``): intent, channel weights, identifiers.
 2. ``default_pipeline(options)`` binds every stage's parameters (``oya.core.stages``) from
-   the options record, the only place tuning defaults live. A bench variant
-   (``bench/variants/``) swaps or inserts a stage (``Pipeline.replaced``, ``Pipeline.inserted``)
-   or the planner, so the losing variants stay runnable without shipping.
+   the options record, the only place tuning defaults live. A pipeline is a frozen record of
+   named stages, so a bench variant (``bench/variants/``) swaps or inserts a stage or the
+   planner in a copy, and the losing variants stay runnable without shipping.
 3. ``run`` passes one ``Candidates`` record through the stages, timing each, and
    ``retrieve`` turns the last record into a ``RetrievalResult``: the channel reports, the
    search quality (``degraded`` when a channel could not run), confidence and citations,
@@ -59,20 +59,6 @@ class Pipeline:
     options: RetrievalOptions
     plan: Callable[[str], QueryPlan]
     stages: tuple[tuple[str, Stage], ...]
-
-    def replaced(self, name: str, stage: Stage) -> Pipeline:
-        """This pipeline with stage ``name`` swapped for ``stage``."""
-        if name not in dict(self.stages):
-            raise ValueError(f"no stage {name!r} in {[n for n, _ in self.stages]}")
-        return replace(self, stages=tuple((n, stage if n == name else s) for n, s in self.stages))
-
-    def inserted(self, after: str, name: str, stage: Stage) -> Pipeline:
-        """This pipeline with ``stage`` run right after stage ``after``."""
-        names = [n for n, _ in self.stages]
-        if after not in names:
-            raise ValueError(f"no stage {after!r} in {names}")
-        at = names.index(after) + 1
-        return replace(self, stages=(*self.stages[:at], (name, stage), *self.stages[at:]))
 
 
 def expand_stage(options: RetrievalOptions, prior: Callable[[Node], float]) -> Stage:

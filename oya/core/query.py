@@ -15,16 +15,16 @@ Theory of operation:
   rare identifiers up (searching only the identifiers showed no gain; the variant is in
   ``bench/variants/query_plans.py``).
 * Questions are untrusted text (a ``?ask=`` link asks on page load): every expression here runs
-  in linear time on any input, a question over ``MAX_QUESTION_CHARS`` is refused (the CLI and
-  the Ask panel cut it to that length first and say so, ``question_cut``), and extraction keeps
-  bounded numbers of bounded names.
+  in linear time on any input, a question over ``MAX_QUESTION_CHARS`` is refused (the CLI,
+  ``Bundle.ask`` and the Ask panel condense it to that length first and say so,
+  ``oya.core.report``), and extraction keeps bounded numbers of bounded names.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 
 from oya.core.tokenize import tokenize
@@ -52,9 +52,10 @@ _ARCH = re.compile(
 )
 _CONCEPT = re.compile(r"^\s*(how|why|explain|describe|what happens|what does)\b", re.IGNORECASE)
 
-# Longer questions are refused here (``retrieve`` raises); the CLI and the Ask panel keep the first
-# this many characters and say so: a pasted bug report with its traceback fits, a pasted log file
-# is cut, and every stage's cost stays bounded. Extraction reads no further than this either.
+# Longer questions are refused here (``retrieve`` raises); the CLI, ``Bundle.ask`` and the Ask panel
+# condense them to this many characters first (``oya.core.report``: the title, errors, stack frames
+# and lines naming code) and say so: a pasted bug report with its traceback fits, a pasted log file
+# is condensed, and every stage's cost stays bounded. Extraction reads no further than this either.
 MAX_QUESTION_CHARS = 20_000
 MAX_NAME_CHARS = 256  # a longer "name" is data (a hash, a minified line), not a code name
 MAX_NAMES = 100  # of each kind: the graph channel compares every path with its candidates
@@ -78,8 +79,6 @@ _WITH_EXT = re.compile(r"[\w.-]+\.\w+")  # .match: a path part's longest prefix 
 _SOURCE_EXT = frozenset("py pyi md rst js ts go rs java toml cfg yaml yml".split())
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in (\w+))?')
 
-LONG_QUERY_TOKENS = 60
-
 
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
@@ -89,8 +88,6 @@ class QueryPlan:
     lexical_tokens: tuple[str, ...]  # what the lexical channel searches
     identifiers: tuple[str, ...] = ()  # code names found in the question
     paths: tuple[str, ...] = ()  # file paths found in the question
-    long: bool = False
-    tokens: tuple[str, ...] = field(default=())  # every token of the question
 
 
 def question_too_long(n_chars: int, *, more: bool = False) -> str:
@@ -100,13 +97,6 @@ def question_too_long(n_chars: int, *, more: bool = False) -> str:
         f"the question is {size} characters long; the limit is {MAX_QUESTION_CHARS:,}: "
         "keep the error message, the traceback and the names that matter"
     )
-
-
-def question_cut(n_chars: int, *, more: bool = False) -> str:
-    """The one line said when a question of ``n_chars`` (``more``: over ``n_chars``, the rest not
-    counted) is cut to its first ``MAX_QUESTION_CHARS``."""
-    size = f"more than {n_chars:,}" if more else f"{n_chars:,}"
-    return f"the question is {size} characters long; only the first {MAX_QUESTION_CHARS:,} were read"
 
 
 def classify_intent(question: str) -> str:
@@ -224,6 +214,4 @@ def plan_query(question: str, *, intent: str | None = None) -> QueryPlan:
         lexical_tokens=tokens,
         identifiers=tuple(idents),
         paths=tuple(paths),
-        long=len(tokens) > LONG_QUERY_TOKENS,
-        tokens=tokens,
     )

@@ -62,46 +62,6 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def fold_suffix(token: str) -> str:
-    """A light English suffix fold: plural ``-s``/``-es``/``-ies``, ``-ed``, ``-ing``, final ``-e``.
-
-    Deliberately weaker than Porter (no ``-ation``, ``-ize``...): code names must not collide,
-    and only alphabetic tokens of 5+ letters are touched (``bus``, ``is``, ``ids`` stay).
-    """
-    if len(token) < 5 or not token.isalpha():
-        return token
-    stem = token
-    if token.endswith("ies"):
-        stem = token[:-3] + "y"
-    elif token.endswith(("sses", "xes", "ches", "shes")):
-        stem = token[:-2]
-    elif token.endswith("s") and not token.endswith(("ss", "us", "is")):
-        stem = token[:-1]
-    elif token.endswith("ing") and len(token) >= 6:
-        stem = token[:-3]
-    elif token.endswith("ed") and len(token) >= 5:
-        stem = token[:-2]
-    # a final e goes too, so create / creates / created / creating all meet at "creat"
-    if stem.endswith("e") and len(stem) >= 5:
-        stem = stem[:-1]
-    return stem
-
-
-def with_folds(tokens: list[str] | tuple[str, ...]) -> list[str]:
-    """``tokens`` plus, after each one its fold changes, the folded form as an extra token.
-
-    The exact token still matches exactly; the fold lets ``nodes`` meet ``node``, ``sorted``
-    meet ``sort``. (An option measured in bench/eval_quality.py; not on by default.)
-    """
-    out: list[str] = []
-    for tok in tokens:
-        out.append(tok)
-        folded = fold_suffix(tok)
-        if folded != tok:
-            out.append(folded)
-    return out
-
-
 def count_tokens(text: str) -> int:
     """Estimate of a language model's token count: words and punctuation marks.
 

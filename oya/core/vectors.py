@@ -39,23 +39,10 @@ def decode_f32(blob: bytes) -> array[float]:
     return arr
 
 
-def normalize(values: Sequence[float]) -> list[float]:
-    norm = math.sqrt(_sumprod(values, values))
-    if norm == 0.0:
-        return [0.0 for _ in values]
-    return [v / norm for v in values]
-
-
-def dot(a: Sequence[float], b: Sequence[float]) -> float:
-    if len(a) != len(b):
-        raise ValueError(f"vectors differ in dimension: {len(a)} != {len(b)}")
-    return float(_sumprod(a, b))
-
-
 class VectorIndex:
     """Row-major float32 matrix of unit vectors with an id per row."""
 
-    __slots__ = ("ids", "dim", "_data", "_rows", "_pos")
+    __slots__ = ("ids", "dim", "_data", "_rows")
 
     def __init__(self, ids: Sequence[str], data: array[float] | bytes, dim: int) -> None:
         if isinstance(data, bytes | bytearray | memoryview):
@@ -67,33 +54,12 @@ class VectorIndex:
         self._data = data
         view = memoryview(data)
         self._rows = [view[i * dim : (i + 1) * dim] for i in range(len(ids))]
-        self._pos: dict[str, int] | None = None
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, Sequence[float]]]) -> VectorIndex:
-        ids: list[str] = []
-        data = array("f")
-        dim = 0
-        for row_id, vec in rows:
-            dim = dim or len(vec)
-            if len(vec) != dim:
-                raise ValueError(f"row {row_id!r} has dimension {len(vec)}, expected {dim}")
-            ids.append(row_id)
-            data.extend(vec)
-        return cls(ids, data, dim or 1) if ids else cls([], array("f"), 1)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def row(self, i: int) -> Sequence[float]:
         return self._rows[i]
-
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
-        """The rows of ``ids`` that the index holds (``Bundle.vectors_for``; the MMR variant in bench/)."""
-        if self._pos is None:
-            self._pos = {row_id: i for i, row_id in enumerate(self.ids)}
-        pos = self._pos
-        return {i: self._rows[pos[i]] for i in ids if i in pos}
 
     def similarities(self, query: Sequence[float]) -> list[float]:
         if len(query) != self.dim:

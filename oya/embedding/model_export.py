@@ -36,7 +36,7 @@ OPSET = 17
 # Bump when the export recipe changes, so caches made by older code are not reused.
 _RECIPE = "2"
 QUANTIZED = "onnx/model_quantized.onnx"
-FP32 = "onnx/model.onnx"  # the int8 model is quantised from it; bench/embed_variants.py measures it
+FP32 = "onnx/model.onnx"  # the int8 model is quantised from it; bench/variants/embedders.py measures it
 _DONE = ".complete"
 
 

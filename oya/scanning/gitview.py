@@ -15,9 +15,11 @@ Theory of operation:
   caller's, no global or system configuration (``HOME`` is the shadow), and no optional locks,
   so git writes nothing into the repository either.
 * Finding the work tree is done here, not by git: the nearest folder at or above ``root`` with
-  a ``.git`` folder (or a ``gitdir:`` file, as worktrees and submodules have) that looks like a
-  git directory, below any ``GIT_CEILING_DIRECTORIES`` as git would. A ``.git`` that is a symlink
-  is not followed: the tree is then walked as plain folders.
+  a ``.git`` folder (or a ``gitdir:`` file) that looks like a git directory, below any
+  ``GIT_CEILING_DIRECTORIES`` as git would. A ``.git`` that is a symlink is not followed, and a
+  ``gitdir:`` file is followed only into the tree itself or into a linked worktree's folder that
+  names it back (as ``git worktree add`` writes): a copied folder's gitfile could otherwise name
+  another repository, whose file names would be listed. Else the tree is walked as plain folders.
 * ``HEAD`` is resolved by reading ``HEAD``, loose refs and ``packed-refs`` as files: the commit
   a build records needs no git process at all.
 * Anything unexpected (no git on PATH, an index git cannot read without the repository's own
@@ -96,7 +98,27 @@ def _git_dir_of(top: Path) -> Path | None:
         return None
     target = Path(text[len("gitdir:") :].strip())
     gitdir = target if target.is_absolute() else top / target
-    return gitdir if _real_dir(gitdir) else None
+    if not _real_dir(gitdir):
+        return None
+    if _inside(gitdir, top) or _links_back(gitdir, dot):
+        return gitdir
+    return None  # a gitfile naming some other repository: its index would list that one's files
+
+
+def _inside(path: Path, top: Path) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(top)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _links_back(gitdir: Path, dot: Path) -> bool:
+    """Whether ``gitdir`` is a linked worktree's folder that names this ``.git`` file back (git
+    writes ``gitdir`` there for ``git worktree add``): only then does it belong to this tree."""
+    back = _read_small(gitdir / "gitdir")
+    if back is None:
+        return False
+    named = Path(back.strip())
+    named = named if named.is_absolute() else gitdir / named
+    return os.path.realpath(named) == os.path.realpath(dot)
 
 
 def _looks_like_git_dir(gitdir: Path, commondir: Path) -> bool:

@@ -58,23 +58,13 @@ def _tree_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
-def _bundle_exporter() -> Any:
-    try:
-        from oya.site.bundle import export_bundle
-    except ModuleNotFoundError as exc:
-        if exc.name != "oya.site.bundle":
-            raise
-        return None
-    return export_bundle
-
-
 def _say(console: Any, text: str) -> None:
     if console is not None:
         console.print(text, highlight=False, markup=False)
 
 
-# what a site never ships: dot files, caches, and the Ask panel's test hooks (oya.site.browser.route_test_hooks)
-STATIC_LEFT_OUT = (".*", "__pycache__", "test_hooks.js")
+# what a site never ships: dot files and caches
+STATIC_LEFT_OUT = (".*", "__pycache__")
 
 
 def _write_pages(tmp: Path, pages: WikiPages) -> int:
@@ -170,14 +160,12 @@ def _write_into(
                 console, f"site: index embedded with {manifest['embedding_model']!r}: no query model shipped"
             )
     if with_bundle:
-        export_bundle = _bundle_exporter()
-        if export_bundle is None:
-            _say(console, "site: warning: oya.site.bundle is not available; the Ask panel will have no index")
-        else:
-            with Index(Path(index_dir)) as index:
-                info = export_bundle(index, tmp / "bundle")
-            manifest["bundle"] = {"path": "bundle/", **info}
-            sizes["bundle"] = _tree_bytes(tmp / "bundle")
+        from oya.site.bundle import export_bundle
+
+        with Index(Path(index_dir)) as index:
+            info = export_bundle(index, tmp / "bundle")
+        manifest["bundle"] = {"path": "bundle/", **info}
+        sizes["bundle"] = _tree_bytes(tmp / "bundle")
     # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
     from oya.site.assets import finish_assets
 
@@ -255,16 +243,4 @@ def swap_site(staged: Path, site_dir: Path) -> None:
         shutil.rmtree(old)
 
 
-def build_site(
-    index_dir: Path, site_dir: Path, *, console: Any = None, with_runtime: bool = True
-) -> dict[str, Any]:
-    """Render the wiki from the index in ``index_dir`` and write it to ``site_dir``.
-
-    Pages whose inputs did not change since the site already in ``site_dir`` was built are taken
-    from it rather than rendered again (``oya.site.render``).
-    """
-    pages = render_wiki_pages(Path(index_dir), Path(site_dir))
-    return write_wiki_site(pages, Path(index_dir), Path(site_dir), with_runtime=with_runtime, console=console)
-
-
-__all__ = ["WikiPages", "build_site", "render_wiki_pages", "swap_site", "write_wiki_site"]
+__all__ = ["WikiPages", "render_wiki_pages", "swap_site", "write_wiki_site"]

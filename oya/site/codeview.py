@@ -248,8 +248,3 @@ def wrap_lines(lines: list[str]) -> Markup:
         else:
             groups[-1].append(line)
     return Markup("\n" + "\n".join(_SPLIT_TOKEN.sub(r"\2", "\n".join(g)) for g in groups if g))
-
-
-def render_code(text: str, language: str) -> Markup:
-    """The whole file as anchored lines."""
-    return wrap_lines(code_lines(text, language))

@@ -151,7 +151,6 @@ class MatrixVectorChannel:
         self.index = index
         self._ids: list[str] | None = None
         self._matrix: np.ndarray | None = None
-        self._pos: dict[str, int] | None = None
         self._matrix64: np.ndarray | None = None
 
     def _load(self) -> None:
@@ -162,16 +161,6 @@ class MatrixVectorChannel:
         self._matrix = (
             np.frombuffer(buf, dtype="<f4").reshape(len(rows), dim) if rows else np.zeros((0, dim), "<f4")
         )
-
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, Sequence[float]]:
-        """Stored vectors of ``ids`` as Python floats (the float32 values, as the core reads them)."""
-        if self._matrix is None:
-            self._load()
-        assert self._matrix is not None and self._ids is not None
-        if self._pos is None:
-            self._pos = {cid: i for i, cid in enumerate(self._ids)}
-        pos = self._pos
-        return {cid: self._matrix[pos[cid]].tolist() for cid in ids if cid in pos}
 
     def search(self, plan: QueryPlan, vector: Sequence[float] | None, k: int) -> list[tuple[str, float]]:
         if self._matrix is None:

@@ -20,8 +20,9 @@
 // * State: the panel's open/closed state in localStorage, the session's questions and answers in
 //   sessionStorage (ask/history.js; re-rendered on every page, diagrams kept as SVG). Deep links
 //   ?ask=<question> and ?q=<question> open the panel and ask. A question over the core's length
-//   limit is refused at once with the core's message, before anything loads.
-// * Tests and the benchmark drive the panel through ask/test_hooks.js, which pages never load.
+//   limit (a pasted bug report) is condensed by the core in the worker before it is embedded, as
+//   the CLI condenses it, and the entry shows the core's line on what went.
+// * Tests and the benchmarks drive the panel through test hooks served beside it (bench/ask_test_hooks.js).
 
 import { createDiagrams } from "./ask/diagram.js";
 import { createEngine } from "./ask/engine.js";

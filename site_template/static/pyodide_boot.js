@@ -27,10 +27,9 @@ async function fetchBytes(url, what) {
   return await response.arrayBuffer();
 }
 
-// Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base. If bundleUrl is given, the bundle's bytes
-// are written to /home/pyodide/bundle/<file name> and that path is set as the Python global
-// OYA_BUNDLE_PATH.
-export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null, runtime = "vendor/pyodide/" } = {}) {
+// Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base. The
+// bundle is the worker's to load (pyodide_worker.js hands its bytes to oya.core.bundle.decode_bundle).
+export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" } = {}) {
   if (!wheelUrl) {
     throw new Error("bootCore needs wheelUrl (the oya core wheel)");
   }
@@ -45,7 +44,7 @@ export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null, runtime = 
     throw new Error(`Could not load Pyodide from ${indexURL}: ${err.message}`);
   }
   const wheelHref = new URL(wheelUrl, base).href;
-  const [pyodide, wheel, bundle] = await Promise.all([
+  const [pyodide, wheel] = await Promise.all([
     loadPyodide({ indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }).then((py) => {
       mark("pyodide-loaded");
       return py;
@@ -54,7 +53,6 @@ export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null, runtime = 
       mark("wheel-fetched");
       return bytes;
     }),
-    bundleUrl ? fetchBytes(new URL(bundleUrl, base).href, "index bundle") : Promise.resolve(null),
   ]);
   const purelib = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
   pyodide.unpackArchive(wheel, "wheel", { extractDir: purelib });
@@ -63,13 +61,6 @@ export async function bootCore(baseUrl, { wheelUrl, bundleUrl = null, runtime = 
     mark("core-imported");
   } catch (err) {
     throw new Error(`The oya core wheel from ${wheelHref} installed but 'import oya.core' failed: ${err.message}`);
-  }
-  if (bundle !== null) {
-    const name = new URL(bundleUrl, base).pathname.split("/").pop() || "bundle";
-    const dir = "/home/pyodide/bundle";
-    pyodide.FS.mkdirTree(dir);
-    pyodide.FS.writeFile(`${dir}/${name}`, new Uint8Array(bundle));
-    pyodide.globals.set("OYA_BUNDLE_PATH", `${dir}/${name}`);
   }
   return pyodide;
 }

@@ -5,6 +5,9 @@
 // Ops (ask/protocol.js carries them; handled in order of arrival):
 //   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
 //   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot)
+//   condense {question, more}                -> {text, note}: a question over the core's limit condensed
+//                                               (oya.core.report.condense_report, as the CLI condenses it;
+//                                               note null when it fits; more: "more than", it was capped)
 //   ask     {question, options, vector, semantic_reason}
 //                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
 //   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
@@ -34,10 +37,16 @@ try {
 function engineHandlers() {
   let booting = null;
   let loading = null;
+  let condenser = null;
 
   async function boot({ base, wheelUrl, runtime }) {
     const pyodide = await bootCore(base, { wheelUrl, runtime });
-    pyodide.runPython("import json\nfrom oya.core.bundle import decode_bundle, ask_json");
+    pyodide.runPython(`
+import json
+from oya.core.bundle import decode_bundle, ask_json
+from oya.core.query import MAX_QUESTION_CHARS
+from oya.core.report import condense_report
+`);
     forward("core-ready");
     return pyodide;
   }
@@ -79,6 +88,16 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     bundle: (args) => {
       if (!loading) loading = loadBundle(args);
       return loading.then(({ chunks, kernel }) => ({ chunks, vectors: kernel ? kernel.count : 0 }));
+    },
+    condense: async ({ question, more = false }) => {
+      if (!booting) throw new Error("the engine worker got a question to condense before 'boot'");
+      const pyodide = await booting;
+      condenser ??= pyodide.runPython(`lambda question, more: json.dumps(
+    {"text": question, "note": None}
+    if (c := condense_report(question, MAX_QUESTION_CHARS)) is None
+    else {"text": c.text, "note": c.note(more=more)}
+)`);
+      return JSON.parse(condenser(String(question), Boolean(more)));
     },
     ask: async ({ question, options = {}, vector = null, semantic_reason: reason = null }) => {
       const engine = await loaded();

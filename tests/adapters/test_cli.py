@@ -148,32 +148,79 @@ def test_bad_input_gives_one_line_and_nonzero_exit(
     assert needle in lines[0].lower()
 
 
+def _long_report() -> str:
+    """A 60,000-character bug report whose error and frames come last, after a long log (issue 24):
+    the title and the log name nothing of the code; the trailing frames name inventory/utils.py."""
+    title = "Nightly report job dies after a few hours\n\nIt ran for weeks, then stopped overnight.\n\n"
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "inventory/reports.py", line 12, in low_stock_report\n'
+        '  File "inventory/utils.py", line 10, in format_money\n'
+        '    return f"{amount:.2f} {currency}"\n'
+        "ValueError: Unknown format code 'f' for object of type 'str'\n"
+    )
+    log: list[str] = []
+    size = len(title) + len(trace)
+    while size < 60_000:
+        i = len(log) % 700  # then the log repeats itself: its repeats are dropped
+        log.append(
+            f"2024-05-01 02:{i // 60:02d}:{i % 60:02d} INFO heartbeat {i}: all good, {i % 7} waiting\n"
+        )
+        size += len(log[-1])
+    return title + "".join(log) + trace
+
+
 @pytest.mark.parametrize("command", ["search", "ask"])
-def test_an_over_long_query_is_cut_alike_from_an_argument_or_stdin_and_says_so(
+def test_a_long_report_is_condensed_alike_from_an_argument_or_stdin_and_its_trailing_frames_count(
     sample_index: Path, command: str
 ) -> None:
-    """Past 20,000 characters both keep the first 20,000 and say so in one line on stderr (stdin was
-    cut silently, an argument refused); blanks around the question do not count."""
-    report = "JsonStorage flush loses items on restock. " + "Traceback line of a long log\n" * 850
-    assert len(report.strip()) == 24_691
-    said = "note: the question is 24,691 characters long; only the first 20,000 were read"
-    outs = []
+    """Past 20,000 characters the question is condensed, not cut to its first part (which held only
+    the title and the log): the error and the frames at the end are searched, and stderr says once
+    what went. Blanks around the question do not count."""
+    from oya.core.query import MAX_QUESTION_CHARS
+    from oya.core.report import condense_report
+
+    report = _long_report()
+    assert 60_000 <= len(report) < 60_100 and "utils.py" not in report[:MAX_QUESTION_CHARS]
+    condensed = condense_report(report.strip(), MAX_QUESTION_CHARS)
+    assert condensed is not None and condensed.repeated_lines > 0
+    said = f"note: {condensed.note()}"
+    assert said.startswith(f"note: the question is {len(report.strip()):,} characters long; ")
+    found = []
     for args, stdin in (([report], None), (["-"], report), (["-"], "\n" * 30_000 + report + " " * 9_000)):
         code, out, err = invoke(command, *args, "--index", str(sample_index), "--json", input=stdin)
         assert code == 0, err
         assert [ln for ln in err.splitlines() if ln.startswith("note:")] == [said], err
-        outs.append(json.loads(out))
-    # the same question either way: the same first hits (``ask`` adds timings; compare the hits)
-    hits = [o if command == "search" else o["hits"] for o in outs]
-    first = [[(h["path"], h["start_line"]) for h in found] for found in hits]
-    assert first[0] and first == [first[0]] * 3
+        payload = json.loads(out)
+        found.append([h["path"] for h in (payload if command == "search" else payload["hits"])])
+    # the same question either way: the same hits, led by the file the trailing frames name
+    assert found[0] and found == [found[0]] * 3
+    # (the first 20,000 characters led with storage.py, three times)
+    assert found[0][0] in {"inventory/reports.py", "inventory/utils.py"}, found[0]
+    assert "inventory/utils.py" in found[0][:3], found[0]  # where it failed
     huge = "x" * 1_048_576  # one 1 MB token: used to take longer than anyone waited
     for args, stdin, size in (([huge], None, "1,048,576"), (["-"], huge * 8, "8,388,608")):
         code, _, err = invoke(command, *args, "--index", str(sample_index), input=stdin)
-        assert code == 0 and f"the question is {size} characters long" in err, err
-    # at the limit (blanks around it do not count) nothing is cut
+        assert code == 0 and f"note: the question is {size} characters long; 2,000 were read" in err, err
+    # at the limit (blanks around it do not count) nothing is condensed
     code, _, err = invoke(command, "-", "--index", str(sample_index), "--json", input=f"\n {'y' * 20_000} \n")
     assert code == 0 and "note:" not in err
+
+
+def test_a_question_past_what_is_read_says_more_than(
+    sample_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading stops at ``MAX_STDIN_CHARS`` (10 million; 100,000 here), for stdin and an argument alike."""
+    import oya.cli
+
+    monkeypatch.setattr(oya.cli, "MAX_STDIN_CHARS", 100_000)
+    report = _long_report() * 2 + "the rest is never read\n"
+    for args, stdin in (([report], None), (["-"], report)):
+        code, _, err = invoke("search", *args, "--index", str(sample_index), input=stdin)
+        assert code == 0, err
+        notes = [ln for ln in err.splitlines() if ln.startswith("note:")]
+        assert len(notes) == 1, err
+        assert notes[0].startswith("note: the question is more than 100,000 characters long"), err
 
 
 class _EndlessStream:
@@ -187,16 +234,16 @@ class _EndlessStream:
         return "y\n" * (n // 2)
 
 
-def test_stdin_is_counted_to_its_end_in_bounded_memory_and_an_endless_one_stops() -> None:
+def test_stdin_is_read_to_its_end_in_bounded_pieces_and_an_endless_one_stops() -> None:
     from oya.cli import _STDIN_PIECE, _read_stdin
 
     stream = _EndlessStream()
-    head, length = _read_stdin(stream, 100, 1_000_000)
-    assert head == "y\n" * 50 and length > 1_000_000  # "more than" the most it reads
+    text, more = _read_stdin(stream, 1_000_000)
+    assert more and text == "y\n" * 500_000  # "more than" the most it reads
     assert stream.served <= 1_000_000 + 2 * _STDIN_PIECE
-    text = "  \n" + "a b " * 10_000 + "\n\n  "
-    head, length = _read_stdin(io.StringIO(text), 10, 10**6)
-    assert (head, length) == ("a b a b a ", len(text.strip()))
+    text = "  \n" + "a b " * 100_000 + "\n\n  "
+    assert _read_stdin(io.StringIO(text), 10**6) == (text, False)
+    assert _read_stdin(io.StringIO("x" * 10), 10) == ("x" * 10, False)  # exactly the most: not more
 
 
 def test_corrupt_index_is_one_line(tmp_path: Path) -> None:

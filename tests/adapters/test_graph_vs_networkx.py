@@ -46,21 +46,6 @@ def random_graphs(draw: st.DrawFn) -> tuple[CodeGraph, nx.Graph, float]:
 
 @settings(max_examples=200, deadline=None)
 @given(random_graphs(), st.data(), st.integers(0, 6))
-def test_hop_distance_equals_networkx(
-    case: tuple[CodeGraph, nx.Graph, float], data: st.DataObject, limit: int
-) -> None:
-    graph, ref, min_conf = case
-    ids = sorted(graph.nodes)
-    source = data.draw(st.sampled_from(ids))
-    lengths = nx.single_source_shortest_path_length(ref, source)
-    for target in ids:
-        d = lengths.get(target)
-        expected = d if d is not None and d <= limit else None
-        assert graph.hop_distance(source, target, limit=limit, min_confidence=min_conf) == expected
-
-
-@settings(max_examples=200, deadline=None)
-@given(random_graphs(), st.data(), st.integers(0, 6))
 def test_uncapped_expansion_equals_networkx_ball(
     case: tuple[CodeGraph, nx.Graph, float], data: st.DataObject, hops: int
 ) -> None:

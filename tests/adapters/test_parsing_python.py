@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from oya.graph.parsing import parser_for, register, supported_languages
+from oya.graph.parsing import parser_for
 from oya.graph.parsing.python import module_name, resolve_relative
 from oya.models import SourceFile
 
@@ -90,16 +90,6 @@ def by_id(parsed):
 def test_registry_knows_python_and_nothing_else_by_default():
     assert parser_for("python") is parser_for("Python")
     assert parser_for("cobol") is None
-    assert "python" in supported_languages()
-
-
-def test_registry_is_open_for_more_languages():
-    class Fake:
-        def parse(self, file):
-            raise NotImplementedError
-
-    register("fakelang-test", Fake)
-    assert isinstance(parser_for("fakelang-test"), Fake)
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from oya.core.vectors import decode_f32, dot
+from oya.core.vectors import decode_f32
 from oya.embedding.embedder import OnnxMiniLMEmbedder
 from oya.query.searcher import Searcher
 from pipelines.build import run_build
 
 pytestmark = pytest.mark.slow
+
+
+def dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import random
 import shutil
-import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,17 +17,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # the file-BM25 variant
-
 import oya.store.backends
 import oya.store.writer
 from oya.chunking.chunks import chunk_file
-from oya.core.bm25 import BM25Index
 from oya.core.query import plan_query
 from oya.core.records import Chunk, Edge, Node
 from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
-from oya.core.vectors import VectorIndex, encode_f32, normalize
+from oya.core.vectors import VectorIndex, encode_f32
 from oya.errors import IndexCorruptError, IndexMissingError
 from oya.graph.build import build_graph
 from oya.graph.parsing import parser_for
@@ -38,6 +34,7 @@ from oya.store.backends import DuckBM25Channel, MatrixVectorChannel
 from oya.store.index import Index
 from oya.store.schema import INDEX_FILE, WHOLE_SIZE_FILE
 from oya.store.writer import chunk_tokens, write_index
+from tests.core.core_corpus import bm25_index, normalize
 
 SAMPLE_REPO = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
 DIM = 48
@@ -188,7 +185,7 @@ def test_corpus_is_realistic(corpus: Corpus) -> None:
 
 
 def test_duckdb_bm25_equals_core_bm25(corpus: Corpus, index: Index) -> None:
-    core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
+    core = bm25_index((c.id, chunk_tokens(c)) for c in corpus.chunks)
     channel = DuckBM25Channel(index)
     compared = 0
     for q in queries():
@@ -285,7 +282,7 @@ def test_bm25_tables_equal_the_fts_extensions(
 def test_core_bm25_ranks_like_duckdb_match_bm25(
     corpus: Corpus, extension_fts: duckdb.DuckDBPyConnection
 ) -> None:
-    core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
+    core = bm25_index((c.id, chunk_tokens(c)) for c in corpus.chunks)
     con = extension_fts
     for q in queries():
         terms = list(dict.fromkeys(plan_query(q).lexical_tokens))
@@ -441,7 +438,7 @@ def test_duckdb_file_bm25_equals_core_file_bm25(corpus: Corpus, index: Index) ->
     from oya.core.file_lexical import MemoryFileTerms, rank_file_docs
 
     paths = {c.id: c.path for c in corpus.chunks}
-    core = MemoryFileTerms(BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks))
+    core = MemoryFileTerms(bm25_index((c.id, chunk_tokens(c)) for c in corpus.chunks))
     duck = DuckBM25Channel(index)
     compared = 0
     for q in queries():
@@ -468,7 +465,7 @@ def test_long_questions_search_the_same_rarest_terms_in_both_backends(corpus: Co
     from oya.core.bm25 import MAX_QUERY_TERMS
     from oya.core.file_lexical import MemoryFileTerms, rank_file_docs
 
-    core = BM25Index.build((c.id, chunk_tokens(c)) for c in corpus.chunks)
+    core = bm25_index((c.id, chunk_tokens(c)) for c in corpus.chunks)
     paths = {c.id: c.path for c in corpus.chunks}
     channel = DuckBM25Channel(index)
     for q in long_queries():

@@ -132,6 +132,18 @@ def test_a_dot_git_symlink_is_not_followed(tmp_path: Path) -> None:
     assert "secret_names.py" not in {s.path for s in result.skipped}
 
 
+def test_a_gitfile_naming_another_repository_is_not_followed(tmp_path: Path) -> None:
+    other = _repo(tmp_path / "other", {"private_plans.py": "X = 1\n"})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("A = 1\n")
+    (repo / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    assert find_work_tree(repo) is None
+    result = scan_repository(repo)
+    assert [f.path for f in result.files] == ["a.py"]
+    assert "private_plans.py" not in {s.path for s in result.skipped}
+
+
 # --- head_commit against git itself -----------------------------------------------------------
 
 

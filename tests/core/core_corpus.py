@@ -11,10 +11,14 @@ buckets, counted, normalised — a fake embedder, never random numbers.
 from __future__ import annotations
 
 import hashlib
+import math
+import operator
 import zlib
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from oya.core.bm25 import BM25Index
+from oya.core.bm25 import K1, B, BM25Index
 from oya.core.channels import GRAPH_PREFIX_MATCH, BM25Channel, GraphChannel, MemoryCorpus, VectorChannel
 from oya.core.graph import CodeGraph
 from oya.core.options import RetrievalOptions
@@ -23,9 +27,54 @@ from oya.core.records import Chunk, Edge, Node
 from oya.core.results import RetrievalResult
 from oya.core.text import indexed_text
 from oya.core.tokenize import count_tokens, tokenize
-from oya.core.vectors import VectorIndex, normalize
+from oya.core.vectors import VectorIndex
 
 DIM = 64
+# the kernel oya.core.vectors uses, so a normalised vector here is what the core's was
+_sumprod: Callable[[Iterable[float], Iterable[float]], float] = getattr(
+    math, "sumprod", lambda a, b: sum(map(operator.mul, a, b))
+)
+
+
+def bm25_index(docs: Iterable[tuple[str, Sequence[str]]], *, k1: float = K1, b: float = B) -> BM25Index:
+    """The core's BM25 over ``(doc_id, tokens)`` pairs, built in memory: the index the bundle
+    decodes from the postings the build computed in SQL (tests/adapters/test_store_parity.py holds
+    the two equal); bench/ uses it to run the browser's retrieval in CPython."""
+    doc_ids: list[str] = []
+    doc_lens: list[int] = []
+    postings: dict[str, list[tuple[int, int]]] = {}
+    for doc_id, tokens in docs:
+        idx = len(doc_ids)
+        doc_ids.append(doc_id)
+        doc_lens.append(len(tokens))
+        counts: dict[str, int] = {}
+        for tok in tokens:
+            counts[tok] = counts.get(tok, 0) + 1
+        for tok, tf in counts.items():
+            postings.setdefault(tok, []).append((idx, tf))
+    return BM25Index(doc_ids, doc_lens, postings, k1=k1, b=b)
+
+
+def vector_index(rows: Iterable[tuple[str, Sequence[float]]]) -> VectorIndex:
+    """A ``VectorIndex`` of ``(id, vector)`` rows (the product decodes one from a float32 blob)."""
+    ids: list[str] = []
+    data = array("f")
+    dim = 0
+    for row_id, vec in rows:
+        dim = dim or len(vec)
+        if len(vec) != dim:
+            raise ValueError(f"row {row_id!r} has dimension {len(vec)}, expected {dim}")
+        ids.append(row_id)
+        data.extend(vec)
+    return VectorIndex(ids, data, dim or 1)
+
+
+def normalize(values: Sequence[float]) -> list[float]:
+    """``values`` scaled to unit length (all zeros stay zeros), as the build's embedders return them."""
+    norm = math.sqrt(_sumprod(values, values))
+    if norm == 0.0:
+        return [0.0 for _ in values]
+    return [v / norm for v in values]
 
 
 def embed(text: str) -> list[float]:
@@ -286,8 +335,8 @@ def build_inventory() -> Inventory:
     edges = [Edge(*row) for row in e]
     graph = CodeGraph(nodes, edges)
     corpus = MemoryCorpus(chunks)
-    bm25 = BM25Channel(BM25Index.build((c.id, tokenize(indexed_text(c))) for c in chunks))
-    vectors = VectorChannel(VectorIndex.from_rows((c.id, embed(indexed_text(c))) for c in chunks))
+    bm25 = BM25Channel(bm25_index((c.id, tokenize(indexed_text(c))) for c in chunks))
+    vectors = VectorChannel(vector_index((c.id, embed(indexed_text(c))) for c in chunks))
     return Inventory(
         chunks,
         nodes,

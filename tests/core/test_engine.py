@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from core_corpus import Inventory, build_inventory, embed, make_chunk
+from core_corpus import Inventory, bm25_index, build_inventory, embed, make_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oya.core.answer_diagram import EMPTY_PLAN
-from oya.core.bm25 import BM25Index
 from oya.core.channels import (
     GRAPH_PREFIX_MATCH,
     BM25Channel,
@@ -313,7 +312,7 @@ def test_a_single_long_line_is_cut_to_the_budget() -> None:
     minified = "var " + ",".join(f"v{i}={i}" for i in range(3000)) + ";"
     chunk = make_chunk("static/app.min.js", "app.min.js", 1, minified + "\nnext line")
     corpus = MemoryCorpus([chunk])
-    channel = BM25Channel(BM25Index.build([(chunk.id, tokenize(chunk.text))]))
+    channel = BM25Channel(bm25_index([(chunk.id, tokenize(chunk.text))]))
     for budget in (50, 300, 1000):
         result = retrieve(
             "var v1",
@@ -400,7 +399,7 @@ def test_tests_rank_below_the_code_they_test_unless_asked_for() -> None:
         make_chunk("tests/test_stock.py", "test_reserve_stock", 1, test_text),
     ]
     corpus = MemoryCorpus(chunks)
-    bm25 = BM25Index.build((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
+    bm25 = bm25_index((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
     graph = CodeGraph([], [])
 
     def top(question: str, **opts: object) -> str:
@@ -427,7 +426,7 @@ def _copies_corpus(origins: dict[str, str]) -> tuple[list[BM25Channel], MemoryCo
         make_chunk("include/lib/header.hpp", "parse_header", 1, text),
         make_chunk("include/lib/other.hpp", "other", 1, "def unrelated(): return 1"),
     ]
-    bm25 = BM25Index.build((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
+    bm25 = bm25_index((c.id, tokenize(c.title + " " + c.text)) for c in chunks)
     return [BM25Channel(bm25)], MemoryCorpus(chunks, origins)
 
 

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from core_corpus import Inventory, build_inventory, embed
+from core_corpus import Inventory, bm25_index, build_inventory, embed
 
 from oya.core import stages
 from oya.core.bm25 import BM25Index
@@ -53,13 +53,13 @@ def whole_file_bm25(tokens: dict[str, list[str]], chunk_path: dict[str, str]) ->
     docs: dict[str, list[str]] = {}
     for cid, toks in tokens.items():
         docs.setdefault(chunk_path[cid], []).extend(toks)
-    return BM25Index.build((p, tokenize(p) * PATH_WEIGHT + t) for p, t in sorted(docs.items()))
+    return bm25_index((p, tokenize(p) * PATH_WEIGHT + t) for p, t in sorted(docs.items()))
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_file_bm25_equals_bm25_over_whole_file_documents(seed: int) -> None:
     tokens, chunk_path = corpus(seed)
-    source = MemoryFileTerms(BM25Index.build(tokens.items()))
+    source = MemoryFileTerms(bm25_index(tokens.items()))
     ref = whole_file_bm25(tokens, chunk_path)
     rng = random.Random(seed)
     for _ in range(20):
@@ -74,13 +74,13 @@ def test_file_bm25_equals_bm25_over_whole_file_documents(seed: int) -> None:
 def test_path_tokens_alone_rank_a_file() -> None:
     tokens = {"c1": ["unrelated"], "c2": ["other"]}
     paths = {"c1": "src/zsh_completions.go", "c2": "src/bash.go"}
-    ranked = rank_file_docs(["zsh"], MemoryFileTerms(BM25Index.build(tokens.items())), paths, 10)
+    ranked = rank_file_docs(["zsh"], MemoryFileTerms(bm25_index(tokens.items())), paths, 10)
     assert [p for p, _ in ranked] == ["src/zsh_completions.go"]
 
 
 def test_no_terms_and_unknown_terms_rank_nothing() -> None:
     tokens, chunk_path = corpus(0)
-    source = MemoryFileTerms(BM25Index.build(tokens.items()))
+    source = MemoryFileTerms(bm25_index(tokens.items()))
     assert rank_file_docs([], source, chunk_path, 10) == []
     assert rank_file_docs(["zebra"], source, chunk_path, 10) == []
     assert FileDocs({}).score(["x"], {"x": {"a": 1}}) == {}
@@ -88,7 +88,7 @@ def test_no_terms_and_unknown_terms_rank_nothing() -> None:
 
 def test_the_core_lexical_channel_counts_terms_per_file() -> None:
     tokens, chunk_path = corpus(1)
-    channel = BM25Channel(BM25Index.build(tokens.items()))
+    channel = BM25Channel(bm25_index(tokens.items()))
     assert isinstance(channel, FileTerms)
     counts = channel.file_term_counts(["stock"], chunk_path)
     want: dict[str, int] = {}

@@ -104,17 +104,6 @@ def test_uncapped_expansion_is_the_bfs_ball(
 
 
 @settings(deadline=None)
-@given(graphs(), st.data(), st.integers(0, 5), confidences)
-def test_hop_distance_equals_bfs(graph: CodeGraph, data: st.DataObject, limit: int, min_conf: float) -> None:
-    ids = sorted(graph.nodes)
-    a = data.draw(st.sampled_from(ids))
-    b = data.draw(st.sampled_from(ids))
-    d = bfs(graph, a, min_conf).get(b)
-    expected = d if d is not None and d <= limit else None
-    assert graph.hop_distance(a, b, limit=limit, min_confidence=min_conf) == expected
-
-
-@settings(deadline=None)
 @given(graphs(), st.data())
 def test_expansion_is_deterministic(graph: CodeGraph, data: st.DataObject) -> None:
     seeds = data.draw(st.lists(st.sampled_from(sorted(graph.nodes)), max_size=3))
@@ -149,10 +138,6 @@ def test_min_confidence_filters_edges() -> None:
     assert "weak" in {
         n.id for n in g.expand(["hub"], hops=1, min_confidence=0.1, max_nodes=24, prior=uniform_prior).nodes
     }
-    assert g.hop_distance("hub", "weak", min_confidence=0.5) is None
-    assert g.hop_distance("hub", "weak") == 1
-    assert g.hop_distance("leaf0", "leaf1") == 2
-    assert g.hop_distance("leaf0", "leaf0") == 0
 
 
 def test_unknown_seeds_edges_and_bad_arguments() -> None:

@@ -45,8 +45,7 @@ def test_plan_for_a_short_question() -> None:
     assert plan.text == "where is parse_quantity defined"
     assert plan.intent == "lookup"
     assert plan.weights == CHANNEL_WEIGHTS  # the same for every intent
-    assert not plan.long
-    assert plan.lexical_tokens == plan.tokens == tuple(tokenize(plan.text))
+    assert plan.lexical_tokens == tuple(tokenize(plan.text))
     assert plan.identifiers == ("parse_quantity",)
 
 
@@ -83,8 +82,7 @@ During handling, OutOfStockError was raised by InventoryService.reserve. Please 
 def test_long_question_without_identifiers_keeps_all_tokens() -> None:
     question = " ".join(["please tell me about saving items in stock"] * 12)
     plan = plan_query(question)
-    assert plan.long
-    assert plan.lexical_tokens == plan.tokens
+    assert plan.lexical_tokens == tuple(tokenize(plan.text))
 
 
 def test_extract_identifiers_kinds() -> None:

@@ -36,6 +36,7 @@ from oya.core.query import (
     is_identifier,
     plan_query,
 )
+from oya.core.report import condense_report
 from oya.core.tokenize import count_tokens, split_identifier, tokenize, truncate_to_tokens
 
 PYODIDE = sys.platform == "emscripten"
@@ -56,6 +57,8 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "sanitize_label": sanitize_label,
     "visible": visible,
     "visible (all hidden)": lambda s: visible("\u200b" * len(s)),  # every character a stand-in
+    "condense_report": lambda s: condense_report(s, 20_000),
+    "condense_report (lines)": lambda s: condense_report(s.replace("_", "\n"), 20_000),
 }
 
 # Single tokens that made the old expressions retry from every character, and what each kind of
@@ -158,8 +161,10 @@ def test_query_analysis_holds_its_invariants(question: str) -> None:
             plan_query(question)
         return
     plan = plan_query(question)
-    assert plan.tokens == tuple(tokenize(plan.text))
-    assert all(t and t.isascii() and (t.isalnum() or "_" in t) and t == t.lower() for t in plan.tokens)
+    assert plan.lexical_tokens == tuple(tokenize(plan.text))
+    assert all(
+        t and t.isascii() and (t.isalnum() or "_" in t) and t == t.lower() for t in plan.lexical_tokens
+    )
     assert plan.identifiers == tuple(idents) and plan.paths == tuple(paths)
 
 

@@ -2,7 +2,7 @@
 
 ``bench/doc_tables.py`` renders each generated block of README.md and docs/*.md from its result
 files. These tests run its check, so a number edited by hand, or a result file re-measured without
-regenerating the docs, fails here; the fix is ``python bench/doc_tables.py``.
+regenerating the docs, fails here; the fix is ``python -m bench.doc_tables``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _broken_links(doc: Path, root: Path = ROOT) -> list[str]:
 def test_generated_tables_match_the_results(doc: Path) -> None:
     stale = doc_tables.stale_blocks(doc.read_text(encoding="utf-8"), doc_tables.Results())
     assert not stale, (
-        f"{doc.name}: tables {stale} differ from bench/results; run `python bench/doc_tables.py`"
+        f"{doc.name}: tables {stale} differ from bench/results; run `python -m bench.doc_tables`"
     )
 
 

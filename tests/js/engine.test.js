@@ -4,6 +4,7 @@ import { gzipSync } from "node:zlib";
 
 import { createEngine } from "../../site_template/static/ask/engine.js";
 import { serve } from "../../site_template/static/ask/protocol.js";
+import { MAX_QUESTION_CHARS } from "../../site_template/static/ask/util.js";
 
 const BASE = "http://site.test/";
 const MANIFEST = { wheel: "oya_core.whl", model: "all-MiniLM-L6-v2", bundle: { index: "index.json.gz", vectors: "vectors.bin.gz" } };
@@ -34,6 +35,11 @@ function fakeWorker(log) {
       bundle: ({ index, vectors }) => {
         log.push(["bundle", new TextDecoder().decode(index), vectors ? new Uint8Array(vectors).length : null]);
         return { chunks: 1234, vectors: 2 };
+      },
+      // the core condenses a long report (oya.core.report); here: its last 40 characters, and a line
+      condense: ({ question, more }) => {
+        log.push(["condense", question.length, more]);
+        return { text: question.slice(-40), note: `condensed ${question.length}${more ? "+" : ""}` };
       },
       ask: (request) => {
         log.push(["ask", request]);
@@ -214,6 +220,41 @@ test("a question asked before the model is in is answered at once without it, th
     const again = [];
     await engine.ask("again?", {}, { onPartial: (r) => again.push(r) });
     assert.deepEqual(again, []);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a question over the core's limit is condensed in the worker first: that text is embedded and asked", async () => {
+  const log = [];
+  const site = fakeSite(siteFiles());
+  const worker = fakeWorker(log);
+  let release;
+  const modelGate = new Promise((resolve) => (release = resolve));
+  const slowModel = async (url) => {
+    await modelGate;
+    return fakeModel(log)(url);
+  };
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: slowModel });
+  try {
+    const report = "Crash on restock\n" + "log line\n".repeat(MAX_QUESTION_CHARS / 9) + "KeyError: 'ABC' in restock_item";
+    const condensed = report.slice(-40);
+    const partials = [];
+    const run = await engine.ask(report, {}, { onPartial: (r) => (partials.push(r), release()) });
+    assert.deepEqual(log.filter((e) => e[0] === "condense"), [["condense", report.length, false]]); // once for both answers
+    // the first answer (no model yet) and the full one ask the condensed text; the model embeds it
+    assert.deepEqual(log.filter((e) => e[0] === "ask").map((e) => e[1].question), [condensed, condensed]);
+    assert.deepEqual(Array.from(run.vector), [condensed.length, 0.5]);
+    for (const r of [partials[0], run]) {
+      assert.equal(r.question, condensed);
+      assert.equal(r.note, `condensed ${report.length}`);
+    }
+    // a question the caller capped says "more than"; one at the limit is not condensed
+    await engine.ask(report, {}, { more: true }).then((r) => assert.equal(r.note, `condensed ${report.length}+`));
+    const atLimit = await engine.ask("q".repeat(MAX_QUESTION_CHARS));
+    assert.equal(atLimit.note, null);
+    assert.equal(atLimit.question.length, MAX_QUESTION_CHARS);
+    assert.equal(log.filter((e) => e[0] === "condense").length, 2);
   } finally {
     worker.close();
   }

@@ -5,11 +5,13 @@ import {
   absoluteBase,
   codePoints,
   codeSpans,
-  cutQuestion,
+  capQuestion,
   entryId,
+  firstPart,
   formatMs,
   hiddenRuns,
   markTimes,
+  MAX_PASTE_CHARS,
   MAX_QUESTION_CHARS,
   visibleText,
 } from "../../site_template/static/ask/util.js";
@@ -43,16 +45,20 @@ test("codeSpans: backtick spans become code pieces, empty pieces vanish", () => 
   ]);
 });
 
-test("cutQuestion: past the limit the first part and the CLI's line; up to it the question as it is", () => {
-  const atLimit = ` ${"x".repeat(MAX_QUESTION_CHARS)}\n`; // blanks around it do not count
-  assert.deepEqual(cutQuestion(atLimit), { text: atLimit, note: null });
-  const long = cutQuestion("  " + "y".repeat(60000));
-  assert.equal(long.text, "y".repeat(MAX_QUESTION_CHARS));
-  assert.equal(long.note, "The question is 60,000 characters long; only the first 20,000 were read.");
-  assert.deepEqual(cutQuestion("abcd", 3), { text: "abc", note: "The question is 4 characters long; only the first 3 were read." });
-  // never half a surrogate pair: "😀" is two UTF-16 units
-  assert.equal(cutQuestion("ab😀cd", 3).text, "ab");
-  assert.equal(cutQuestion("ab cd", 3).text, "ab"); // nor a trailing blank
+test("capQuestion: a paste is kept whole up to MAX_PASTE_CHARS (the core condenses past its own limit), then its first part", () => {
+  assert.ok(MAX_PASTE_CHARS >= 50 * MAX_QUESTION_CHARS); // a long report reaches the core whole
+  const report = "  " + "y".repeat(60000) + "\n";
+  assert.deepEqual(capQuestion(report), { text: "y".repeat(60000), more: false }); // was cut at 20,000
+  const atCap = ` ${"x".repeat(MAX_PASTE_CHARS)}\n`; // blanks around it do not count
+  assert.deepEqual(capQuestion(atCap), { text: "x".repeat(MAX_PASTE_CHARS), more: false });
+  const over = capQuestion("z".repeat(MAX_PASTE_CHARS + 1));
+  assert.equal(over.text.length, MAX_PASTE_CHARS);
+  assert.equal(over.more, true);
+  assert.deepEqual(capQuestion("abcd", 3), { text: "abc", more: true });
+  // never half a surrogate pair ("😀" is two UTF-16 units), nor a trailing blank
+  assert.equal(capQuestion("ab😀cd", 3).text, "ab");
+  assert.equal(capQuestion("ab cd", 3).text, "ab");
+  assert.equal(firstPart("ab😀cd", 4), "ab😀");
 });
 
 test("entryId: time in base 36, then four random characters", () => {

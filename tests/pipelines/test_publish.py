@@ -135,21 +135,31 @@ def test_oya_build_without_a_site_publishes_only_after_the_checks(
 
 
 # -- a real SIGKILL -----------------------------------------------------------------------------------
+# test_blocking_checks._run's job, with the sample repository and the tmp_path given as arguments
 CHILD = """
 import sys
-from pathlib import Path
-sys.path[:0] = [sys.argv[3], sys.argv[4]]
-from test_blocking_checks import _run
-_run(Path(sys.argv[1]), Path(sys.argv[2]))
+from dagster import DagsterInstance
+from pipelines.definitions import build_definitions
+from pipelines.repos import OyaRepos, RepoEntry
+repo, tmp = sys.argv[1:3]
+repos = OyaRepos(
+    repos=[RepoEntry(name="sample", path=repo, out=tmp + "/out")],
+    embedder="hashing",
+    cache_dir=tmp + "/cache",
+    site_runtime=False,
+)
+instance = DagsterInstance.ephemeral()
+instance.add_dynamic_partitions("repos", ["sample"])
+job = build_definitions(repos=repos).resolve_job_def("index_repository")
+job.execute_in_process(partition_key="sample", instance=instance, raise_on_error=False)
 """
 
 
 def _killed_build(repo: Path, tmp_path: Path, seen: Callable[[Path], bool]) -> list[str]:
     """Run the build (with its site) in a child process, SIGKILL it once ``seen(out)``, and return
     the names the killed run left in the output folder."""
-    tests = Path(__file__).resolve().parent
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(repo), str(tmp_path), str(tests), str(tests.parent)],
+        [sys.executable, "-c", CHILD, str(repo), str(tmp_path)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,

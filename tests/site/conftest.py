@@ -20,12 +20,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from bench.browser_harness import OFFLINE_CHROMIUM_ARGS, route_test_hooks
 from oya.embedding.model_export import export_query_model
 from oya.settings import default_cache_dir
-from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium, missing_chromium_message, route_test_hooks
 from oya.site.core_wheel import build_core_wheel
 from oya.site.serve import SiteRequestHandler, SiteServer
 from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
+from oya.system_deps import find_chromium, missing_chromium_message
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_REPO = REPO_ROOT / "data" / "sample_repo"
@@ -68,7 +69,8 @@ class AskSite:
 def ask_site(tmp_path_factory: pytest.TempPathFactory) -> AskSite:
     """The sample repo indexed with the real MiniLM embedder and built into a full site (runtime,
     query model, core wheel, bundle); shared by test_ask_panel.py and test_browser_safety.py."""
-    from oya.site.build import build_site
+    from test_pages import build_site
+
     from pipelines.build import run_build
 
     work = tmp_path_factory.mktemp("ask_site")
@@ -175,7 +177,7 @@ def browser_page(playwright_instance: Any, tmp_path: Path) -> Iterator[BrowserPa
     """A fresh (cold-cache) headless Chromium page that can reach only 127.0.0.1.
 
     Every request elsewhere is aborted and recorded; the test fails if any happened. The Ask panel's
-    test hooks can be imported (``oya.site.browser.load_test_hooks``).
+    test hooks can be imported (``bench.browser_harness.load_test_hooks``).
     """
     context = playwright_instance.chromium.launch_persistent_context(
         str(tmp_path / "profile"),
@@ -185,7 +187,7 @@ def browser_page(playwright_instance: Any, tmp_path: Path) -> Iterator[BrowserPa
     )
     result = BrowserPage(page=None)
     context.route("**/*", partial(_route_offline, result.blocked))
-    route_test_hooks(context)  # static/ask/test_hooks.js: the template's, as built sites leave it out
+    route_test_hooks(context)  # static/ask/test_hooks.js: bench/ask_test_hooks.js, no site holds it
     page = context.pages[0] if context.pages else context.new_page()
     page.set_default_timeout(120_000)
     page.on("console", lambda msg: result.console.append(f"{msg.type}: {msg.text}"))

@@ -176,7 +176,8 @@ def write_repo(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def chain_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The chain repository indexed with the real MiniLM and built into a full site."""
-    from oya.site.build import build_site
+    from test_pages import build_site
+
     from pipelines.build import run_build
 
     work = tmp_path_factory.mktemp("chain_site")

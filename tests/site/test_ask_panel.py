@@ -23,8 +23,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from test_pages import scan_html
 
+from bench.browser_harness import load_test_hooks
 from oya.site.assets import site_file
-from oya.site.browser import load_test_hooks
 from oya.site.serve import SiteRequestHandler, SiteServer
 
 pytestmark = pytest.mark.slow

@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 from test_ask_panel import serve
-from test_pages import make_index
+from test_pages import build_site, make_index
 from test_site_build import _big_module, _write
-
-from oya.site.build import build_site
 
 pytestmark = pytest.mark.slow
 
@@ -104,7 +102,8 @@ def test_citation_reaches_the_part_that_holds_the_line(nav_site: Path, browser_p
 def test_without_scripts_the_side_bar_links_the_root_folder(
     nav_site: Path, playwright_instance: Any, tmp_path: Path
 ) -> None:
-    from oya.site.browser import OFFLINE_CHROMIUM_ARGS, find_chromium
+    from bench.browser_harness import OFFLINE_CHROMIUM_ARGS
+    from oya.system_deps import find_chromium
 
     browser = playwright_instance.chromium.launch(
         executable_path=find_chromium(), headless=True, args=list(OFFLINE_CHROMIUM_ARGS)

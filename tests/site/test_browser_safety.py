@@ -29,8 +29,8 @@ import pytest
 from test_ask_panel import ANSWERED, Server, ask_in_panel, check_anchor, heavy_requests, serve
 from test_pages import IMG, LONG, XSS, make_hostile_repo, make_index
 
+from bench.browser_harness import load_test_hooks
 from oya.core.results import page_url
-from oya.site.browser import load_test_hooks
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ _ACTIVE_CONTENT = """() => {
 @pytest.fixture(scope="module")
 def hostile_runtime_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The hostile repository indexed with the hashing embedder and built with runtime and bundle."""
-    from oya.site.build import build_site
+    from test_pages import build_site
 
     work = tmp_path_factory.mktemp("hostile_runtime")
     index = make_index(make_hostile_repo(work / "evil_repo"), work / "index")

@@ -21,12 +21,11 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from test_pages import check_site, html_pages, make_index
+from test_pages import build_site, check_site, html_pages, make_index
 from test_site_build import PAGE_BUDGET
 
 from oya.core.hidden import HIDDEN_RANGES, JOINERS, visible
 from oya.core.results import page_url
-from oya.site.build import build_site
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ASK_UTIL_JS = REPO_ROOT / "site_template" / "static" / "ask" / "util.js"

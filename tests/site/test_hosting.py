@@ -4,19 +4,17 @@
 The servers are bench/browser_harness.py's (the same ones the benchmark measures): `oya serve`'s
 handler or the standard library's plain one, under ``/team/wiki/`` with everything outside it 404.
 No playwright route is set, so the pages run as they would for a reader; nothing beyond 127.0.0.1
-can resolve (oya.site.browser's flags) and any attempt is recorded and fails the test.
+can resolve (the harness's offline flags) and any attempt is recorded and fails the test.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from browser_harness import ANSWERED, browser, serve  # noqa: E402
+from bench.browser_harness import ANSWERED, browser, serve
 
 pytestmark = pytest.mark.slow
 PREFIX = "/team/wiki/"

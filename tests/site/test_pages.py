@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -26,7 +27,7 @@ from oya.core.results import page_url
 from oya.embedding.embedder import HashingEmbedder
 from oya.errors import OutputNotOursError, SiteError
 from oya.site import build as site_build
-from oya.site.build import build_site, render_wiki_pages, write_wiki_site
+from oya.site.build import render_wiki_pages, write_wiki_site
 from oya.site.csp import CSP
 from oya.site.markup import render_document, render_inline
 from oya.site.serve import make_server, serve_site
@@ -95,6 +96,13 @@ def helper(arg):
 if __name__ == "__main__":
     Evil().run()
 '''
+
+
+def build_site(index_dir: Path, site_dir: Path, *, with_runtime: bool = True) -> dict[str, Any]:
+    """The wiki of the index in ``index_dir`` written to ``site_dir``, as the wiki_pages and
+    wiki_site assets write it (pages unchanged since the site already there are taken from it)."""
+    pages = render_wiki_pages(Path(index_dir), Path(site_dir))
+    return write_wiki_site(pages, Path(index_dir), Path(site_dir), with_runtime=with_runtime)
 
 
 def make_index(repo: Path, out: Path) -> Path:
@@ -341,7 +349,7 @@ def test_sample_site_layout_and_links(sample_site: Path) -> None:
         "embed.js",
     ):
         assert (sample_site / "static" / rel).is_file(), rel
-    # the Ask panel's test hooks stay in the template: no page can load them
+    # the Ask panel's test hooks (bench/ask_test_hooks.js) are not in the site: no page can load them
     assert not (sample_site / "static" / "ask" / "test_hooks.js").exists()
     scripts = [p.read_text(encoding="utf-8") for p in (sample_site / "static").rglob("*.js")]
     assert scripts and not [
@@ -457,9 +465,8 @@ def test_hostile_content_is_shown_escaped(hostile_site: Path) -> None:
 
 def test_bad_repo_site_has_no_secrets(bad_repo: Path, secret_marker: str, tmp_path: Path) -> None:
     index = make_index(bad_repo, tmp_path / "index")
-    with_bundle = site_build._bundle_exporter() is not None
     pages = render_wiki_pages(index)
-    write_wiki_site(pages, index, tmp_path / "site", with_runtime=False, with_bundle=with_bundle)
+    write_wiki_site(pages, index, tmp_path / "site", with_runtime=False, with_bundle=True)
     files = [p for p in (tmp_path / "site").rglob("*") if p.is_file()]
     assert len(files) > 10
     leaked = [p for p in files if secret_marker.encode() in p.read_bytes()]

@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_pages import build_site
 
 from oya.build.steps import embed, make_chunks, parse_and_link, scan, write_search_index
 from oya.embedding.embedder import HashingEmbedder
-from oya.site.build import build_site
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
 

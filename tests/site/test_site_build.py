@@ -16,10 +16,9 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_pages import SAMPLE_REPO, check_site, html_pages, make_index, scan_html
+from test_pages import SAMPLE_REPO, build_site, check_site, html_pages, make_index, scan_html
 
 from oya.core.results import page_url
-from oya.site.build import build_site
 from oya.site.codeview import split_parts
 from oya.site.render import _UNSHOWN_FIELDS, PAGE_KEYS_FILE, TEMPLATE_DIR
 from oya.site.reuse import place_file
@@ -317,7 +316,8 @@ def test_bundle_is_stored_gzipped_deterministically_and_decodes_to_the_same_answ
     stored = load_bundle(tmp_path / "a")
     plain = decode_bundle(raw_index, gzip.decompress((tmp_path / "a" / VECTORS_FILE).read_bytes()))
     question = "How is stock removed when an order ships?"
-    vector = stored.vectors_for([stored.vector_ids[0]])[stored.vector_ids[0]]
+    assert stored.vector_index is not None
+    vector = stored.vector_index.row(0)  # the first stored chunk's own vector
     answers = [b.ask(question, list(vector)) for b in (stored, plain)]
     for answer in answers:
         answer.pop("timings_ms")

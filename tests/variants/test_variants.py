@@ -7,38 +7,31 @@ identifier-only long queries.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-
-from core_corpus import Inventory, build_inventory, embed  # noqa: E402
-from variants.centrality import (
-    centrality_prior,  # noqa: E402
-    with_centrality,  # noqa: E402
-)
-from variants.mmr import graph_proximity, mmr_order, with_mmr  # noqa: E402
-from variants.no_kinds import old_is_test_path, without_kinds  # noqa: E402
-from variants.query_plans import (  # noqa: E402
+from bench.variants.centrality import centrality_prior, with_centrality
+from bench.variants.mmr import graph_proximity, mmr_order, with_mmr
+from bench.variants.no_kinds import old_is_test_path, without_kinds
+from bench.variants.query_plans import (
     INTENT_WEIGHTS,
+    LONG_QUERY_TOKENS,
     adaptive_plan,
     identifiers_plan,
+    is_long,
     with_adaptive_weights,
 )
-
-from oya.core.graph import CodeGraph  # noqa: E402
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import Pipeline, default_pipeline, retrieve  # noqa: E402
-from oya.core.query import INTENTS, plan_query  # noqa: E402
-from oya.core.records import Edge, Node  # noqa: E402
-from oya.core.results import RetrievalResult  # noqa: E402
-from oya.core.vectors import normalize  # noqa: E402
+from oya.core.graph import CodeGraph
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import Pipeline, default_pipeline, retrieve
+from oya.core.query import INTENTS, plan_query
+from oya.core.records import Edge, Node
+from oya.core.results import RetrievalResult
+from oya.core.tokenize import tokenize
+from tests.core.core_corpus import Inventory, build_inventory, embed, normalize
 
 
 def node(node_id: str, centrality: float) -> Node:
@@ -169,9 +162,10 @@ LONG = (
 def test_long_query_identifiers_switch() -> None:
     on = identifiers_plan(plan_query(LONG))
     off = plan_query(LONG)  # the shipped plan: no measured gain (bench/eval_quality.py)
-    assert on.long and off.long
+    assert is_long(on) and is_long(off)
     assert set(on.lexical_tokens) <= {"parse_quantity", "parse", "quantity"}
-    assert off.lexical_tokens == off.tokens
+    assert off.lexical_tokens == tuple(tokenize(off.text))
+    assert not is_long(plan_query("where is parse_quantity defined"))
 
 
 def test_every_intent_weighs_the_three_channels() -> None:
@@ -192,13 +186,11 @@ def test_adaptive_plan_takes_its_intents_weights(inventory: Inventory) -> None:
 
 
 def test_long_bug_report_searches_its_identifiers() -> None:
-    from test_query import TRACEBACK_REPORT
-
-    from oya.core.query import LONG_QUERY_TOKENS
+    from tests.core.test_query import TRACEBACK_REPORT
 
     plan = identifiers_plan(plan_query(TRACEBACK_REPORT))
     assert plan.intent == "debug"
-    assert plan.long and len(plan.tokens) > LONG_QUERY_TOKENS
+    assert is_long(plan) and len(tokenize(plan.text)) > LONG_QUERY_TOKENS
     assert plan.paths == ("inventory/cli.py", "inventory/service.py", "inventory/storage.py")
     # traceback frame functions come first, then other code names in order of appearance
     assert plan.identifiers[:3] == ("main", "reserve", "get_item")
@@ -233,8 +225,8 @@ def test_without_kinds_is_the_pipeline_before_the_kinds_stage(inventory: Invento
 
 
 def test_without_file_lexical_ranks_files_from_the_chunks_alone(inventory: Inventory) -> None:
-    from variants.file_lexical import without_file_lexical
-    from variants.ranking import main_pipeline, with_build_files_last
+    from bench.variants.file_lexical import without_file_lexical
+    from bench.variants.ranking import main_pipeline, with_build_files_last
 
     shipped = default_pipeline(RetrievalOptions())
     assert [n for n, _ in shipped.stages][3:6] == ["dedup", "files", "whole_files"]
@@ -251,7 +243,7 @@ def test_without_file_lexical_ranks_files_from_the_chunks_alone(inventory: Inven
 
 
 def test_coactivation_spreads_from_the_seeds_along_calls(inventory: Inventory) -> None:
-    from variants.coactivation import with_coactivation
+    from bench.variants.coactivation import with_coactivation
 
     q = "how does reserving stock work"
     base = run_variant(inventory, q, lambda p: p)
@@ -263,8 +255,8 @@ def test_coactivation_spreads_from_the_seeds_along_calls(inventory: Inventory) -
 
 
 def test_query_parts_split_prose_code_and_frames() -> None:
-    from variants.query_parts import embedding_text, split_parts
-    from variants.ranking import subject_text
+    from bench.variants.query_parts import embedding_text, split_parts
+    from bench.variants.ranking import subject_text
 
     text = (
         "Redirects lose the method\n\nWhen a 303 follows a POST the method stays POST.\n"
@@ -281,7 +273,7 @@ def test_query_parts_split_prose_code_and_frames() -> None:
 
 
 def test_without_scope_reads_the_prefix_as_one_more_word(inventory: Inventory) -> None:
-    from variants.scope import with_scope_weight, without_scope
+    from bench.variants.scope import with_scope_weight, without_scope
 
     q = "legacy: reserving stock fails for a missing item"
     shipped = run_variant(inventory, q, lambda p: p)
@@ -290,3 +282,19 @@ def test_without_scope_reads_the_prefix_as_one_more_word(inventory: Inventory) -
     assert shipped.files[0].path == heavier.files[0].path == "inventory/legacy.py"
     assert before.files[0].path != "inventory/legacy.py"
     assert before.timings_ms.get("scope", -1) >= 0  # the stage still runs, as a no-op
+
+
+def test_a_variant_names_a_stage_the_pipeline_has() -> None:
+    from bench.variants import inserted, replaced
+    from oya.core import stages
+
+    pipeline = default_pipeline(RetrievalOptions())
+    with pytest.raises(ValueError, match="no stage"):
+        replaced(pipeline, "rerank", stages.pack)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no stage"):
+        inserted(pipeline, "rerank", "x", stages.pack)  # type: ignore[arg-type]
+    swapped = replaced(pipeline, "pack", stages.pack)  # type: ignore[arg-type]
+    assert [n for n, _ in swapped.stages] == [n for n, _ in pipeline.stages]
+    added = inserted(pipeline, "files", "x", stages.pack)  # type: ignore[arg-type]
+    names = [n for n, _ in added.stages]
+    assert names[names.index("files") + 1] == "x" and len(names) == len(pipeline.stages) + 1

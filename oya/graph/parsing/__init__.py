@@ -3,7 +3,7 @@
 A parser turns a ``SourceFile`` into a ``ParsedFile`` (symbols as ``Node`` records plus
 unresolved ``Reference``s); ``oya.graph.build`` resolves the references across files.
 ``oya.scanning.languages`` names a file's language from its extension; languages are plain strings checked
-against this registry, so adding one is a call to ``register`` with a factory. Python has its
+against this registry (``_FACTORIES``: adding a language is an entry there). Python has its
 own parser (``oya.graph.parsing.python``); every other language is a tags query run by
 ``oya.graph.parsing.tags`` (``oya.graph.parsing.languages``). A factory runs once, on first use, and its
 parser is reused (grammar loading is the expensive part). A parser raises ``oya.errors.ParseError``
@@ -57,17 +57,6 @@ _FACTORIES: dict[str, Callable[[], Parser]] = {"python": _python} | {name: _tags
 _PARSERS: dict[str, Parser] = {}
 
 
-def register(language: str, factory: Callable[[], Parser]) -> None:
-    """Make ``factory`` the parser for ``language`` (replacing any earlier one)."""
-    key = language.lower()
-    _FACTORIES[key] = factory
-    _PARSERS.pop(key, None)
-
-
-def supported_languages() -> tuple[str, ...]:
-    return tuple(sorted(_FACTORIES))
-
-
 def parser_for(language: str) -> Parser | None:
     """The shared parser for ``language``, or None when Oya has no parser for it."""
     key = language.lower()
@@ -80,4 +69,4 @@ def parser_for(language: str) -> Parser | None:
     return parser
 
 
-__all__ = ["Parser", "parser_for", "register", "supported_languages"]
+__all__ = ["Parser", "parser_for"]

@@ -101,12 +101,12 @@ function renderFooter(result) {
   );
 }
 
-// item: {id, question, result?, error?, svg?, refined?, cut?}. ctx: {root, diagrams, onDiagram(item, svg)}.
+// item: {id, question, result?, error?, svg?, refined?, questionNote?}. ctx: {root, diagrams, onDiagram(item, svg)}.
 export function renderEntry(item, ctx) {
   const entry = el("article", { class: "ask-entry", "data-entry": item.id });
   entry.append(el("div", { class: "ask-q" }, el("span", { class: "ask-q-text", text: item.question })));
-  // a question past the limit was cut to its first part (util.js cutQuestion): said before the answer
-  if (item.cut) entry.append(el("p", { class: "ask-cut", role: "status", text: item.cut }));
+  // a question past the core's limit was condensed (oya.core.report): the core's line, before the answer
+  if (item.questionNote) entry.append(el("p", { class: "ask-question-note", role: "status", text: item.questionNote }));
   if (item.error) {
     entry.append(el("div", { class: "ask-error", role: "alert", text: item.error }));
     return entry;

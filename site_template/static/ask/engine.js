@@ -3,6 +3,9 @@
 // (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries. The
 // model loads once the engine's files are in, and a question asked before it is ready is answered
 // twice: at once without the semantic channel (marked partial), then in full (ask's onPartial).
+// A question over the core's limit (a pasted bug report) is condensed in the worker first
+// (oya.core.report, as the CLI condenses it), and that text is embedded and asked: the browser
+// embeds what `oya ask` embeds, and both say what went with the core's one line.
 // All state lives in the closure of createEngine; fetch, the worker and the model's import are
 // passed in, so tests/js/engine.test.js runs it in Node against a deterministic fake worker.
 //
@@ -10,7 +13,7 @@
 // on every change. Performance marks "oya:<step>" profile the cold start (util.markTimes).
 
 import { bundleFiles, createClient, isGzip, runtimePaths, shipsModel, wheelUrl } from "./protocol.js";
-import { mark } from "./util.js";
+import { mark, MAX_QUESTION_CHARS } from "./util.js";
 
 async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
   let response;
@@ -169,6 +172,13 @@ export function createEngine({
     loadModelAfterEngine();
   }
 
+  // {text, note}: the question as the core reads it, and the core's line on what was condensed
+  // (null when it fits). more: the question was capped before (the note says "more than").
+  async function condense(engine, question, more) {
+    if (question.length <= MAX_QUESTION_CHARS) return { text: question, note: null };
+    return await engine.client.call("condense", { question, more });
+  }
+
   async function answer(engine, question, options, vector, semanticReason, timings) {
     const request = { question, options, vector: vector && Array.from(vector), semantic_reason: semanticReason };
     const answered = await engine.client.call("ask", request);
@@ -176,15 +186,20 @@ export function createEngine({
     return { result: JSON.parse(answered.result), ranked: answered.ranked };
   }
 
-  // One question: embedded here, ranked and answered in the worker. Returns {result, vector, ranked}.
-  // onPartial(run): when the engine is ready before the query model, the core answers at once
-  // without the semantic channel (result.partial = true, its report says why) and the full answer
-  // follows as the return value, once the model is in.
-  async function ask(question, options = {}, { onPartial = null } = {}) {
+  // One question: condensed past the core's limit, embedded here, ranked and answered in the worker.
+  // Returns {result, vector, ranked, question, note}: question is the text asked (condensed or as
+  // given), note the core's line on what was condensed, or null. onPartial(run): when the engine is
+  // ready before the query model, the core answers at once without the semantic channel
+  // (result.partial = true, its report says why) and the full answer follows as the return value,
+  // once the model is in. more: the caller kept only the first part of a longer question.
+  async function ask(question, options = {}, { onPartial = null, more = false } = {}) {
     const t0 = performance.now();
     warmUp();
     failed = false; // a question always tries again
     const engine = await loadEngine();
+    const asked = await condense(engine, question, more);
+    question = asked.text;
+    const said = (run) => ({ ...run, question, note: asked.note ?? run.result.question_note ?? null });
     if (onPartial && !modelSettled) {
       const timings = {};
       const partial = await answer(engine, question, options, null, "the question model is still loading", timings);
@@ -192,7 +207,7 @@ export function createEngine({
       timings.total = timings.query = performance.now() - t0;
       partial.result.partial = true;
       partial.result.browser_timings_ms = timings;
-      onPartial({ ...partial, vector: null });
+      onPartial(said({ ...partial, vector: null }));
     }
     const model = await loadModelAfterEngine();
     const tq = performance.now();
@@ -213,7 +228,7 @@ export function createEngine({
     timings.query = performance.now() - tq;
     timings.total = performance.now() - t0;
     run.result.browser_timings_ms = timings;
-    return { ...run, vector };
+    return said({ ...run, vector });
   }
 
   return {

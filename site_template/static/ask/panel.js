@@ -6,7 +6,7 @@ import { refinementNote } from "./answer.js";
 import { renderEntry } from "./answer_view.js";
 import { el } from "./dom.js";
 import { compactResult } from "./history.js";
-import { cutQuestion, entryId, formatMs, mark } from "./util.js";
+import { capQuestion, entryId, firstPart, formatMs, mark, MAX_QUESTION_CHARS } from "./util.js";
 
 const PARTIAL_NOTE = "Semantic search is still loading: this first answer comes from keyword and code-graph search; it will be refined in a few seconds.";
 
@@ -152,11 +152,15 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     scrollLogTo(node);
   }
 
-  // Ask one question in the panel; resolves to the engine's run ({result, vector, ranked}) or {error}.
+  // Ask one question in the panel; resolves to the engine's run ({result, vector, ranked, question, note}) or {error}.
   async function ask(question, options = {}) {
-    // past the core's limit the first part is asked, and the entry says so (as `oya ask` does)
-    const cut = cutQuestion(question);
-    question = cut.text;
+    // a paste is kept whole up to MAX_PASTE_CHARS; past the core's limit the engine has it condensed
+    // (the title, errors, stack frames, lines naming code) and the entry shows what was asked and
+    // the core's line on what went, as `oya ask` does
+    const capped = capQuestion(question);
+    question = capped.text;
+    // until then (and if it fails) the entry shows the question's first part
+    const preview = question.length > MAX_QUESTION_CHARS ? `${firstPart(question, MAX_QUESTION_CHARS)}…` : question;
     mark("asked");
     setOpen(true);
     busy = true;
@@ -167,17 +171,23 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     const pending = el(
       "article",
       { class: "ask-entry ask-pending" },
-      el("div", { class: "ask-q" }, el("span", { class: "ask-q-text", text: question })),
+      el("div", { class: "ask-q" }, el("span", { class: "ask-q-text", text: preview })),
       el("div", { class: "ask-thinking" }, el("span", { class: "ask-spinner", "aria-hidden": "true" }), waiting),
     );
     append(pending);
     renderProgress();
-    const item = { id: entryId(), question, at: Date.now(), ...(cut.note ? { cut: cut.note } : {}) };
+    const item = { id: entryId(), question: preview, at: Date.now() };
+    // what was asked, and the core's line when it was condensed
+    const asked = (run) => {
+      item.question = run.question;
+      if (run.note) item.questionNote = run.note;
+    };
     let shown = pending;
     let first = null;
     // the engine answers at once without the query model while it loads, then in full: show both
     const onPartial = (partial) => {
       first = partial.result;
+      asked(partial);
       const node = renderEntry({ ...item, result: compactResult(partial.result) }, entryContext);
       node.classList.add("ask-partial");
       node.append(el("p", { class: "ask-refining", role: "status", text: PARTIAL_NOTE }));
@@ -186,7 +196,8 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     };
     let run;
     try {
-      run = await engine.ask(question, options, { onPartial });
+      run = await engine.ask(question, options, { onPartial, more: capped.more });
+      asked(run);
       item.result = compactResult(run.result);
       const refined = refinementNote(first, run.result);
       if (refined) item.refined = refined;

@@ -1,6 +1,7 @@
 // Small pure helpers the Ask panel's modules share: no DOM, no state (tests/js/util.test.js).
 
-// = oya.core.query.MAX_QUESTION_CHARS (tests/site/test_ask_limits.py holds them together)
+// = oya.core.query.MAX_QUESTION_CHARS (tests/site/test_ask_limits.py holds them together): past it
+// the engine has the worker condense a question before embedding it
 export const MAX_QUESTION_CHARS = 20000;
 
 export function formatMs(ms) {
@@ -16,17 +17,24 @@ export function codeSpans(text) {
     .filter((piece) => piece.text !== "");
 }
 
-// A question past the limit cut to its first `limit` characters, and the line that says so
-// (= oya.core.query.question_cut, what the CLI says): {text, note}, note null when nothing was cut.
-// Blanks around the question do not count; a cut never leaves half a surrogate pair.
-export function cutQuestion(question, limit = MAX_QUESTION_CHARS) {
-  const text = String(question).trim();
-  if (text.length <= limit) return { text: String(question), note: null };
-  let kept = text.slice(0, limit);
+// A pasted question is kept whole up to this many characters: past MAX_QUESTION_CHARS the worker
+// condenses it (oya.core.report, linear time), and this bounds that work and the page's. Beyond it
+// the first part is kept and the note says "more than" (as `oya search -` does past its own bound).
+export const MAX_PASTE_CHARS = 1000000;
+
+// The first `n` UTF-16 units of text, never half a surrogate pair, trailing blanks dropped.
+export function firstPart(text, n) {
+  let kept = String(text).slice(0, n);
   const last = kept.charCodeAt(kept.length - 1);
   if (last >= 0xd800 && last <= 0xdbff) kept = kept.slice(0, -1);
-  const n = (x) => x.toLocaleString("en-US");
-  return { text: kept.trimEnd(), note: `The question is ${n(text.length)} characters long; only the first ${n(limit)} were read.` };
+  return kept.trimEnd();
+}
+
+// A question capped at `limit` characters: {text, more}, more when a part past the limit was left
+// out. Blanks around the question do not count.
+export function capQuestion(question, limit = MAX_PASTE_CHARS) {
+  const text = String(question).trim();
+  return text.length <= limit ? { text, more: false } : { text: firstPart(text, limit), more: true };
 }
 
 // A history entry's id: time, then randomness (two questions in one millisecond stay apart).

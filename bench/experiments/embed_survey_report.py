@@ -1,11 +1,11 @@
 """The markdown page of ``embed_survey.py``: every tagged run's tables, the candidates and the
-packages looked at but not measured (``results/embed_survey.md``)."""
+packages looked at but not measured (``results/archive/embed_survey.md``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import embed_survey_models as em
+from bench.experiments import embed_survey_models as em
 
 
 def table(results: dict[str, Any], langs: list[str]) -> str:

@@ -17,7 +17,9 @@ Theory of operation:
 * ``--site`` builds the wiki too (``oya build --site``: pages, runtime, bundle), so the two site
   assets are measured as well.
 
-Run: ``.venv/bin/python bench/rebuild_ab.py BEFORE_DIR AFTER_DIR [--rounds 3] [--embedder hashing] [--site]``.
+Run: ``.venv/bin/python -m bench.experiments.rebuild_ab BEFORE_DIR AFTER_DIR [--rounds 3] [--embedder hashing]
+[--site]``. It prints its table; the runs docs/performance.md and docs/DECISIONS.md cite are kept as
+``bench/results/archive/rebuild_ab*.txt``.
 """
 
 from __future__ import annotations
@@ -33,10 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
-
-from corpus import fetch_project  # noqa: E402
+from bench.corpus import fetch_project
 
 INDEX_ASSETS = ("source_files", "code_graph", "chunks", "chunk_embeddings", "search_index")
 SITE_ASSETS = ("wiki_pages", "wiki_site")

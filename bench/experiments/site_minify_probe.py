@@ -7,8 +7,8 @@ bytes before and after and the seconds. docs/DECISIONS.md ("No HTML minifier on 
 records the result for networkx: 4.3% less, not worth a dependency.
 
 Run: ``pip install --target /tmp/mh minify-html==0.18.1`` then
-``PYTHONPATH=/tmp/mh .venv/bin/python bench/site_minify_probe.py bench/.cache/site_build/networkx==3.6.1/out/site``
-(the site ``site_build_bench.py`` leaves behind).
+``PYTHONPATH=/tmp/mh .venv/bin/python -m bench.experiments.site_minify_probe
+bench/.cache/site_build/networkx==3.6.1/out/site`` (the site ``bench/site_build_bench.py`` leaves behind).
 """
 
 from __future__ import annotations

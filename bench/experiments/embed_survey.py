@@ -3,7 +3,7 @@
 Usage (from the project root; reads the kept indexes read-only, writes only under bench/):
 
     OYA_COMMITS_CACHE=/work/wt/_evalcache PYTHONPATH=$PWD nice -n 15 \\
-        .venv/bin/python bench/embed_survey.py [--per-repo 2] [--models a,b] [--no-fused]
+        .venv/bin/python -m bench.experiments.embed_survey [--per-repo 2] [--models a,b] [--no-fused]
 
 Candidates and where their weights come from: ``embed_survey_models.py``; the page:
 ``embed_survey_report.py``. For a fixed subset of
@@ -19,6 +19,9 @@ bench/.cache/embed_survey/vectors.sqlite. Rows, scored by the set's own score.py
 Speed: chunks/s of each encoder on the same sample of chunk texts, models interleaved in
 rounds (the machine is shared: the load average is printed beside it). Size: the int8 ONNX
 file the browser would load (raw and gzipped) and its cosine with the fp32 export.
+
+A finished experiment: MiniLM stayed (docs/DECISIONS.md); every run is one entry of
+``bench/results/archive/embed_survey.json``, rendered to ``embed_survey.md`` beside it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import datetime
 import gzip
 import hashlib
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -39,27 +41,19 @@ from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
+from bench.commits_eval import STORE, default_set
+from bench.commits_rank import best_per_file
+from bench.common import ARCHIVE, git_head, load_avg, write_json
+from bench.experiments import embed_survey_models as em
+from bench.experiments.embed_survey_report import render
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import retrieve
+from oya.embedding.embedder import embed_text
+from oya.query.searcher import index_channels
+from oya.store.backends import DuckBM25Channel, MatrixVectorChannel
+from oya.store.index import Index
 
-import embed_survey_models as em  # noqa: E402
-from commits_rank import best_per_file  # noqa: E402
-from embed_survey_report import render  # noqa: E402
-
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import retrieve  # noqa: E402
-from oya.embedding.embedder import embed_text  # noqa: E402
-from oya.query.searcher import index_channels  # noqa: E402
-from oya.store.backends import DuckBM25Channel, MatrixVectorChannel  # noqa: E402
-from oya.store.index import Index  # noqa: E402
-
-SET = ROOT.parent / "shared" / "eval" / "commits"
-if not SET.exists():
-    SET = Path("/work/shared/eval/commits")
-STORE = Path(os.environ.get("OYA_COMMITS_CACHE", HERE / ".cache" / "commits"))
-RESULTS = HERE / "results"
+SET = default_set()
 # one or two repositories per language, the smaller ones (a base-size model embeds ~10 chunks/s
 # on this machine); consecutive kept queries of a repository share most of their chunks
 SUBSET = (
@@ -294,7 +288,7 @@ def speed(models: list[em.Candidate], texts: list[str], rounds: int = 2) -> dict
             enc.encode(texts)
             wall[name].append(len(texts) / (time.perf_counter() - t0))
             cpu[name].append(len(texts) / (time.process_time() - c0))
-            loads.append(float(_load().split()[0]))
+            loads.append(load_avg()[0])
     return {
         "chunks_per_s": {n: max(v) for n, v in wall.items()},
         "chunks_per_cpu_s": {n: max(v) for n, v in cpu.items()},
@@ -334,7 +328,7 @@ def measure(a: argparse.Namespace, models: list[em.Candidate]) -> dict[str, Any]
     if a.ids:  # an explicit list (e.g. the queries a slow model finished)
         queries = subset(99, sorted({i.rsplit("-", 1)[0].replace("__", "/") for i in a.ids.split(",")}))
         queries = [q for q in queries if q["id"] in a.ids.split(",")]
-    print(f"{len(queries)} queries, {len(models)} models; load {_load()}")
+    print(f"{len(queries)} queries, {len(models)} models; load {load_avg()}")
     t0 = time.time()
     check_parity(queries[0])
     rows, stats = rank_all(queries, models, not a.no_fused)
@@ -378,10 +372,6 @@ def speed_and_size(a: argparse.Namespace, models: list[em.Candidate]) -> dict[st
     }
 
 
-def _load() -> str:
-    return " ".join(open("/proc/loadavg").read().split()[:3])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-repo", type=int, default=2)
@@ -391,27 +381,24 @@ def main() -> None:
     ap.add_argument("--no-fused", action="store_true", help="only the embedding-alone rows")
     ap.add_argument("--speed-sample", type=int, default=150)
     ap.add_argument("--speed-only", action="store_true", help="only chunks/s and the browser file")
-    ap.add_argument("--tag", default="run", help="this run's name in bench/results/embed_survey.json")
+    ap.add_argument("--tag", default="run", help="this run's name in bench/results/archive/embed_survey.json")
     ap.add_argument("--render", action="store_true", help="only rewrite embed_survey.md from the json")
     a = ap.parse_args()
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / "embed_survey.json"
+    path = ARCHIVE / "embed_survey.json"
     reports = json.loads(path.read_text()) if path.exists() else {}
     if not a.render:
         models = [em.by_name(n) for n in a.models.split(",") if n]
         rep: dict[str, Any] = {
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "commit": subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-            ).stdout.strip(),
-            "load": _load(),
+            "commit": git_head(),
+            "load": " ".join(map(str, load_avg())),
         }
         rep.update(speed_and_size(a, models) if a.speed_only else measure(a, models))
         reports = json.loads(path.read_text()) if path.exists() else {}  # another run may have written
         reports[a.tag] = rep
-        path.write_text(json.dumps(reports, indent=1) + "\n")
+        write_json(path, reports, indent=1)
     md = render(reports)
-    (RESULTS / "embed_survey.md").write_text(md)
+    (ARCHIVE / "embed_survey.md").write_text(md)
     print(md)
 
 

@@ -1,32 +1,30 @@
 """Which of Oya's shipped ranking choices cost first places on fix messages? One flip at a time.
 
-Usage: ``OYA_MIRRORS=... nice -n 10 .venv/bin/python bench/commits_oya_variants.py --per-repo 5``
+Usage: ``OYA_MIRRORS=... nice -n 10 .venv/bin/python -m bench.experiments.commits_oya_variants --per-repo 5``
 
 Same queries, trees and index folders as ``commits_eval.py`` (its cache; the embedding cache makes
 the rebuilds cheap). Each variant is ``RetrievalOptions(k=10)`` with one change, its ``--files``
 list scored by the set's ``score.py`` in the ``all`` and ``source`` views. Results go to
-bench/results/commits_oya_variants.{json,md}; the run log (resumable) to the cache.
+bench/results/archive/commits_oya_variants.{json,md}; the run log (resumable) to the cache.
+
+A finished experiment: its runs chose ``decay`` file aggregation over ``graph`` (docs/DECISIONS.md,
+"Files are ranked by decay"), so its "shipped" row is the code of that time, not today's defaults.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-
-from commits_eval import CACHE, RESULTS, STORE, build_index, default_set, interleaved, load_log  # noqa: E402
-from commits_report import view  # noqa: E402
-from commits_set import EvalSet, sample  # noqa: E402
-
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.query.searcher import Searcher  # noqa: E402
+from bench.commits_eval import CACHE, STORE, build_index, default_set, interleaved, load_log
+from bench.commits_report import view
+from bench.commits_set import EvalSet, sample
+from bench.common import ARCHIVE, write_json
+from oya.core.options import RetrievalOptions
+from oya.query.searcher import Searcher
 
 BASE = RetrievalOptions(k=10)
 VARIANTS: dict[str, RetrievalOptions] = {
@@ -50,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per-repo", type=int, default=5)
     ap.add_argument("--repos", default="", help="comma-separated owner/name (default: all)")
-    ap.add_argument("--out", default=str(RESULTS / "commits_oya_variants.json"))
+    ap.add_argument("--out", default=str(ARCHIVE / "commits_oya_variants.json"))
     ap.add_argument("--report-only", action="store_true")
     a = ap.parse_args(argv)
     evalset = EvalSet(default_set())
@@ -98,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     md = "\n".join(lines) + "\n"
     out = Path(a.out)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(out, result, indent=1)
     out.with_suffix(".md").write_text(md)
     print(md)
     return 0

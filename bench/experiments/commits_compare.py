@@ -3,28 +3,27 @@
 Usage (the run logs are the ``bench/.cache/commits/runs.jsonl`` of each run; only the queries both
 logs hold are compared, so a run stopped early is compared on what it finished):
 
-    python bench/commits_compare.py BEFORE/runs.jsonl AFTER/runs.jsonl [--row oya] [--views all,source]
+    python -m bench.experiments.commits_compare BEFORE/runs.jsonl AFTER/runs.jsonl [--row oya] [--views all,source]
 
 Each view (``all`` files, ``source`` files only) is scored by the set's own ``score.py`` through
 ``commits_set.EvalSet.score``; the table gives R@5 per language (in brackets: the queries), the
 difference in points, and the overall and non-Python means.
+
+A finished experiment: what parsing buys over text chunks (docs/quality.md, docs/DECISIONS.md); its
+table is ``bench/results/archive/commits_compare_langs.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from commits_eval import default_set, load_log  # noqa: E402
-from commits_report import view  # noqa: E402
-from commits_set import EvalSet  # noqa: E402
+from bench.commits_eval import default_set, load_log
+from bench.commits_report import view
+from bench.commits_set import EvalSet
 
 
 def per_language(

@@ -1,7 +1,7 @@
-// Hooks for the real-browser tests (tests/site) and the benchmark (bench/site_bench.py): globalThis.oyaAsk.
-// Pages never load this file and a built site leaves it out (oya/site/build.py); the tests answer its
-// URL, <root>static/ask/test_hooks.js, from the template (oya.site.browser.route_test_hooks) and import it.
-// It imports the page's own ask.js, so it drives the same engine and panel the page runs.
+// Hooks for the real-browser tests (tests/site) and the benchmarks (bench/site_bench.py, bench/browser_harness.py):
+// globalThis.oyaAsk. Not part of Oya: no site holds this file. The tests and benches answer its URL,
+// <root>static/ask/test_hooks.js, with it (bench.browser_harness.route_test_hooks) and import it there,
+// so its imports reach the page's own ask.js: it drives the same engine and panel the page runs.
 
 import { askInPanel, engine } from "../ask.js";
 import { markTimes } from "./util.js";

@@ -1,6 +1,6 @@
 """Ways of writing an index's rows into DuckDB, timed against the shipped ``oya.store.writer._bulk_insert``.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/insert_variants.py bench/.cache/full_build/networkx/out
+    PYTHONPATH=$PWD .venv/bin/python -m bench.experiments.insert_variants bench/.cache/full_build/networkx/out
 
 Reads every table of an existing index and writes it into a fresh DuckDB file three ways,
 alternating, 2 rounds: ``ndjson`` (shipped: one ``json.dumps`` a row, ``read_json``), ``json_array``

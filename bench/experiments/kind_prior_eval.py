@@ -4,8 +4,9 @@ The shipped pipeline (with the ``kinds`` stage, ``after``) against the same pipe
 (``variants.no_kinds``: no stage, the old test rules; ``before``), and the prior of
 ``bench/file_kinds.py`` on the whole question applied after the ranking (``whole question``).
 
-Usage: ``.venv/bin/python bench/kind_prior_eval.py`` (prints a table, writes
-bench/results/kind_prior_eval.{json,md}).
+Usage: ``.venv/bin/python -m bench.experiments.kind_prior_eval`` (prints a table, writes
+bench/results/archive/kind_prior_eval.{json,md}). A finished experiment: the ``kinds`` stage
+shipped (docs/DECISIONS.md, "Files of other kinds come after code files").
 
 Same projects, samples and seed as eval_quality.py; the options are ``RetrievalOptions()``
 (the defaults, k = 10). Reported per task (code: docstring line -> its file; prose: docs paragraph -> the files defining
@@ -17,27 +18,23 @@ by docs/change logs/templates and by tests.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench.common import ARCHIVE, write_json
+from bench.eval.metrics import summarize_ranks
+from bench.eval.project import load_project, memo
+from bench.eval_quality import HOLDOUT, PROJECTS
+from bench.file_kinds import NON_CODE, kind_prior, slot_shares
+from bench.variants.no_kinds import without_kinds
+from oya.core.options import RetrievalOptions
+from oya.core.pipeline import default_pipeline, retrieve
+from oya.core.vectors import decode_f32
+from oya.embedding.embedder import make_embedder
+from oya.query.searcher import index_channels
 
-from eval.metrics import summarize_ranks  # noqa: E402
-from eval.project import load_project, memo  # noqa: E402
-from eval_quality import HOLDOUT, PROJECTS  # noqa: E402
-from file_kinds import NON_CODE, kind_prior, slot_shares  # noqa: E402
-from variants.no_kinds import without_kinds  # noqa: E402
-
-from oya.core.options import RetrievalOptions  # noqa: E402
-from oya.core.pipeline import default_pipeline, retrieve  # noqa: E402
-from oya.core.vectors import decode_f32  # noqa: E402
-from oya.embedding.embedder import make_embedder  # noqa: E402
-from oya.query.searcher import index_channels  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 VARIANTS = ("before", "after", "whole question")
 METRICS = ("R@1", "R@5", "R@10", "MRR")
 
@@ -139,11 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--code", type=int, default=150)
     ap.add_argument("--prose", type=int, default=150)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(RESULTS / "kind_prior_eval.json"))
+    ap.add_argument("--out", default=str(ARCHIVE / "kind_prior_eval.json"))
     a = ap.parse_args(argv)
     res = run([s for s in a.projects.split(",") if s], a.code, a.prose, a.seed)
     out = Path(a.out)
-    out.write_text(json.dumps(res, indent=1) + "\n")
+    write_json(out, res, indent=1)
     md = render(res)
     out.with_suffix(".md").write_text(md)
     print(md)
