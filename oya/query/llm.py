@@ -13,8 +13,11 @@ Theory of operation:
    come before the answer), at temperature 0.2.
 3. ``oya.query.llm_guard`` decides what of the reply is shown: citations are kept only when
    ``validate_citations`` finds them inside a retrieved snippet, and a reply none of whose
-   citations survives, or whose answer loops, is empty or too short, is replaced by the
-   extractive answer with a one-line reason, never shown as an answer. The streamed text is
+   citations survives, or whose answer loops, is empty or too short, or names code (an
+   identifier in backticks, snake_case or camelCase) that the retrieved code does not contain,
+   is replaced by the extractive answer with a one-line reason, never shown as an answer:
+   an answer that cannot be checked against the code it was given is not shown as one.
+   A local model's grammar lets it cite only the retrieved snippets (``answer_schema``). The streamed text is
    held back a few words so that a loop is caught before it is printed.
 4. The answer may only link to the wiki's own pages: ``strip_links`` replaces every absolute
    link in the model's text (``scheme://``, ``www.``, ``mailto:``, ``javascript:``...) with
@@ -54,6 +57,7 @@ from oya.query.llm_guard import (
     final_reason,
     no_citation_reason,
     proposed_citations,
+    ungrounded_name,
 )
 from oya.query.llm_speed import PrefixCache, SpeedRecord, model_key, time_limit
 from oya.settings import CachePaths
@@ -92,6 +96,20 @@ ANSWER_SCHEMA: dict[str, Any] = {
     },
     "required": ["citations", "answer"],
 }
+
+
+def answer_schema(result: RetrievalResult) -> dict[str, Any]:
+    """``ANSWER_SCHEMA`` with each citation one of the retrieved snippets (at least one).
+
+    llama.cpp turns the ``enum`` into a grammar, so a local model can only cite code it was
+    shown: a small model otherwise often names a file or a line it was not given, and its
+    reply is lost. What is shown of a citation is its snippet anyway (``validate_citations``).
+    """
+    snippets = list(dict.fromkeys((c.path, c.start_line) for c in result.citations))
+    items = {"enum": [{"path": path, "line": line} for path, line in snippets]}
+    citations = {**ANSWER_SCHEMA["properties"]["citations"], "items": items, "minItems": 1}
+    return {**ANSWER_SCHEMA, "properties": {**ANSWER_SCHEMA["properties"], "citations": citations}}
+
 
 # The same for every question (the fence's key is in the user message), so a local model's
 # KV cache of it is reused across questions (oya.query.llm_speed.PrefixCache).
@@ -289,6 +307,7 @@ class _ModelAnswerer:
         self.time_limit = time_limit  # None: from this machine's measured speed, if known
         self.max_tokens = max_tokens
         self.stamps: list[float] = []  # when each streamed piece arrived (the last answer)
+        self.result: RetrievalResult | None = None  # what the question being answered retrieved
 
     def _stream(self, messages: list[dict[str, str]], deadline: float) -> Iterable[str]:
         """Text pieces of the model's reply, as they are generated."""
@@ -315,6 +334,7 @@ class _ModelAnswerer:
         links = LinkFilter(on_token) if on_token is not None else None
         guard = ReplyGuard(result, links.feed if links is not None else None)
         self.stamps = []
+        self.result = result
         started = time.monotonic()
         try:
             messages = build_messages(question, result)
@@ -337,6 +357,11 @@ class _ModelAnswerer:
             reason = final_reason(text, question)
             if reason is not None:
                 raise DegenerateReply(reason)
+            name = ungrounded_name(text, result)
+            if name is not None:
+                raise DegenerateReply(
+                    f"the model's answer names {name!r}, which is not in the retrieved code"
+                )
             kept, rejected = validate_citations(proposed, result)
             if not kept:
                 raise DegenerateReply(no_citation_reason(rejected))
@@ -492,13 +517,14 @@ class LlamaAnswerer(_ModelAnswerer):
                 read = None
             if read is not None:
                 SpeedRecord(self.runtime_dir).update(self._key, read_tps=read)
+        schema = ANSWER_SCHEMA if self.result is None else answer_schema(self.result)
         self._generation_started = time.monotonic()
         chunks = llm.create_chat_completion(
             messages=messages,
             temperature=TEMPERATURE,
             repeat_penalty=REPEAT_PENALTY,
             max_tokens=self.max_tokens,
-            response_format={"type": "json_object", "schema": ANSWER_SCHEMA},
+            response_format={"type": "json_object", "schema": schema},
             stream=True,
         )
         try:

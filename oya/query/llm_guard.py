@@ -14,7 +14,8 @@ Theory of operation:
    repeated ``WORD_REPEATS`` times, a short unit repeated without blanks ("!!!!!!!!!!"), or a
    long text whose word 4-grams are mostly repeats. A hit stops generation too. At the end,
    an answer of fewer than ``MIN_WORDS`` words, one that stops on a colon, or one that only
-   repeats the question is rejected the same way.
+   repeats the question is rejected the same way, and so is one that names code the
+   retrieved snippets do not contain (``ungrounded_name``): it cannot be checked against them.
 3. What passes is streamed through a delay line that holds back the last ``HOLD_WORDS``
    words, so a loop is caught before its repeats are printed; the rest is released only when
    every check has passed (``release``), or dropped (``ReplyGuard.discard``).
@@ -47,6 +48,10 @@ _UNIT_RUN = re.compile(r"(\S{1,8}?)\1{9,}")  # a short unit ten times without a 
 _WORD = re.compile(r"\S+")
 _CITATIONS = re.compile(r'"citations"\s*:\s*\[')
 _NORM = re.compile(r"[^\w]+")
+_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CODE_SPELLING = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")  # snake_case, camelCase
+MIN_NAME = 3  # shorter names ("c", "ok") are too common to tell anything
 
 
 class DegenerateReply(ModelError):
@@ -100,6 +105,25 @@ def final_reason(text: str, question: str) -> str | None:
         return "the model's answer stops before it says anything"
     if _norm(text) == _norm(question):
         return "the model's answer only repeats the question"
+    return None
+
+
+def ungrounded_name(text: str, result: RetrievalResult) -> str | None:
+    """The first code name in the answer that the retrieved code does not contain, or None.
+
+    A code name is an identifier written in backticks, or one that only code spells: with an
+    underscore (``host_allowed``) or a capital inside (``ServeHTTP``). A small model that
+    cannot find the answer in its excerpts tends to invent one with plausible names; an answer
+    whose names all occur in the excerpts (or their paths) is at least about the code shown.
+    Matching ignores case and accepts a part of a longer name (``allowed`` in ``host_allowed``).
+    """
+    corpus = "\n".join([*(s.text for s in result.context.snippets), *(c.path for c in result.citations)])
+    corpus = corpus.lower()
+    names = [n for span in _BACKTICKED.findall(text) for n in _IDENT.findall(span)]
+    names += [n for n in _IDENT.findall(_BACKTICKED.sub(" ", text)) if _CODE_SPELLING.search(n)]
+    for name in names:
+        if len(name.strip("_")) >= MIN_NAME and name.lower() not in corpus:
+            return name
     return None
 
 

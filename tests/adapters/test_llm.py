@@ -187,7 +187,40 @@ def test_request_is_constrained_json_at_low_temperature(result: RetrievalResult)
     assert call["response_format"]["type"] == "json_object"
     assert schema["required"] == ["citations", "answer"]
     assert list(schema["properties"]) == ["citations", "answer"]  # the grammar's order: sources first
-    assert schema["properties"]["citations"]["items"]["required"] == ["path", "line"]
+    assert all(list(item) == ["path", "line"] for item in schema["properties"]["citations"]["items"]["enum"])
+
+
+def test_a_local_model_may_cite_only_the_retrieved_snippets(result: RetrievalResult) -> None:
+    fake = FakeLlama(reply("Restock adds units to the item.", [valid_citation(result)]))
+    LlamaAnswerer(llm=fake).answer(QUESTION, result)
+    citations = fake.calls[0]["response_format"]["schema"]["properties"]["citations"]
+    allowed = citations["items"]["enum"]  # llama.cpp's grammar allows nothing else
+    assert allowed and citations["minItems"] == 1
+    assert [(c["path"], c["line"]) for c in allowed] == list(
+        dict.fromkeys((c.path, c.start_line) for c in result.citations)
+    )
+    kept, rejected = validate_citations([(c["path"], c["line"]) for c in allowed], result)
+    assert rejected == 0 and len(kept) == len(allowed)
+
+
+def test_an_answer_naming_code_that_was_not_retrieved_is_not_shown(result: RetrievalResult) -> None:
+    retrieved = "\n".join(s.text for s in result.context.snippets)
+    name = next(n for n in ("restock", "quantity", "save") if n in retrieved)
+    grounded = f"It calls `{name}` on the item."
+    shown: list[str] = []
+    ok = LlamaAnswerer(llm=FakeLlama(reply(grounded, [valid_citation(result)]))).answer_stream(
+        QUESTION, result, shown.append
+    )
+    assert ok.method == "llama" and ok.text == grounded == "".join(shown)
+    for invented in ("It calls `ledger_sync_units` on the item.", "It calls restockLedgerUnits first."):
+        assert "ledger" not in retrieved.lower()
+        shown = []
+        answer = LlamaAnswerer(llm=FakeLlama(reply(invented, [valid_citation(result)]))).answer_stream(
+            QUESTION, result, shown.append
+        )
+        assert answer.method == "extractive" and shown == []
+        assert answer.note.startswith("model answer unavailable: the model's answer names '")
+        assert "which is not in the retrieved code" in answer.note
 
 
 # -- parsing and citations -----------------------------------------------------------------
