@@ -30,7 +30,9 @@ Theory of operation:
    reply or any other failure gives the extractive answer with a one-line reason in the note.
    Confidence and search quality always come from the retrieval, never from the model.
 6. A local model gets a prompt sized for it: the snippets that rank first, within
-   ``LLM_CONTEXT_BUDGET`` tokens, and no diagram (reading the prompt is most of the wait on a CPU).
+   ``LLM_CONTEXT_BUDGET`` tokens or what this machine reads in a few seconds if less
+   (``oya.query.llm_speed.context_for_speed``), and no diagram (reading the prompt is most of the
+   wait on a CPU).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from oya.query.llm_guard import (
     proposed_citations,
     ungrounded_name,
 )
-from oya.query.llm_speed import PrefixCache, SpeedRecord, model_key, time_limit
+from oya.query.llm_speed import PrefixCache, SpeedRecord, context_for_speed, model_key, time_limit
 from oya.settings import CachePaths
 
 DEFAULT_TIME_LIMIT = 120.0
@@ -466,6 +468,15 @@ class LlamaAnswerer(_ModelAnswerer):
     def runtime_dir(self) -> Path:
         """Where the prompt-prefix KV caches and the speed record live."""
         return self._runtime_dir or model_cache_dir() / "runtime"
+
+    def retrieval_options(self, k: int) -> RetrievalOptions:
+        """The base options, with as much context as this machine reads in a few seconds."""
+        opts = super().retrieval_options(k)
+        path = self.model_path or (None if self._llm is not None else find_model())
+        if path is None or not path.is_file():
+            return opts
+        speed = SpeedRecord(self.runtime_dir).get(model_key(path))
+        return replace(opts, context_budget=context_for_speed(speed, opts.context_budget))
 
     def load(self) -> LlamaLike:
         if self._llm is not None:

@@ -18,6 +18,10 @@ Theory of operation:
    written — and at least ``MIN_LIMIT`` seconds, so a slow machine (or a loaded one, once
    measured) waits longer and a fast one gives up sooner. With no measurement yet the caller
    keeps its fixed default.
+3. The same record sizes the prompt: ``context_for_speed`` gives the retrieved context as many
+   tokens as this machine reads in ``READ_SECONDS`` (converted from the model's tokens to the
+   core's), between ``MIN_CONTEXT`` and the caller's ceiling, so the first-ranked snippets,
+   those that carry the answer, are what a slow machine reads.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ MAX_LIMIT = 600.0
 TYPICAL_REPLY_TOKENS = 200  # citations and a few sentences: the median reply was ~75-150 tokens
 WRITE_READ_RATIO = 1 / 6  # tokens written per token read, until a reply is measured (bench: 9.6 vs 55)
 _STATE_SUFFIX = ".kvstate"
+READ_SECONDS = 5.0  # of an answer's ~15 s: the rest is the model's load, the citations and the answer
+MODEL_TOKENS_PER_CORE_TOKEN = 1.6  # code in a model's tokenizer vs the core's estimate (bench: 1,300/800)
+MIN_CONTEXT = 300  # core tokens: two or three short snippets, however slow the machine
 
 
 def model_key(path: Path) -> str:
@@ -104,6 +111,14 @@ def time_limit(speed: Speed | None, prompt_tokens: int, default: float) -> float
     if speed is None:
         return default
     return min(MAX_LIMIT, max(MIN_LIMIT, SLACK * speed.expected_seconds(prompt_tokens)))
+
+
+def context_for_speed(speed: Speed | None, ceiling: int) -> int:
+    """Core tokens of retrieved context for a prompt this machine reads in ``READ_SECONDS``."""
+    if speed is None:
+        return ceiling
+    fits = int(speed.read_tps * READ_SECONDS / MODEL_TOKENS_PER_CORE_TOKEN)
+    return max(min(MIN_CONTEXT, ceiling), min(ceiling, fits))
 
 
 class PrefixCache:

@@ -12,6 +12,7 @@ import json
 import shutil
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from oya.query.llm import (
     render_context,
 )
 from oya.query.llm_server import OpenAIServerAnswerer
-from oya.query.llm_speed import PrefixCache, SpeedRecord, model_key
+from oya.query.llm_speed import MIN_CONTEXT, PrefixCache, SpeedRecord, model_key
 from oya.query.searcher import Searcher
 from pipelines.build import run_build
 
@@ -462,6 +463,27 @@ def test_a_local_model_gets_a_smaller_context_than_a_server(index_dir: Path) -> 
         res = searcher.search(QUESTION, options=local)
     assert res.context.budget == LLM_CONTEXT_BUDGET and res.context.tokens <= LLM_CONTEXT_BUDGET
     assert LLM_DIAGRAM_BUDGET == 0 and res.context.mermaid == ""  # a diagram costs seconds of reading
+
+
+def test_a_slower_machine_gets_fewer_snippets_to_read(index_dir: Path, tmp_path: Path) -> None:
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")  # never loaded: the options only read the speed record
+    answerer = LlamaAnswerer(model, runtime_dir=tmp_path / "runtime")
+    assert answerer.retrieval_options(8).context_budget == LLM_CONTEXT_BUDGET  # nothing measured yet
+    budgets = []
+    for read_tps in (10_000.0, 200.0, 120.0, 1.0):  # tokens a second, fast to slow
+        (tmp_path / "runtime" / "speed.json").unlink(missing_ok=True)
+        SpeedRecord(tmp_path / "runtime").update(model_key(model), read_tps=read_tps)
+        budgets.append(answerer.retrieval_options(8).context_budget)
+    assert budgets[0] == LLM_CONTEXT_BUDGET and budgets[-1] == MIN_CONTEXT
+    assert budgets == sorted(budgets, reverse=True) and len(set(budgets)) == 4
+    with Searcher.open(index_dir) as searcher:  # fewer tokens, fewer snippets, the first-ranked kept
+        big = searcher.search(
+            QUESTION, options=replace(answerer.retrieval_options(8), context_budget=budgets[0])
+        )
+        small = searcher.search(QUESTION, options=answerer.retrieval_options(8))
+    assert small.context.tokens <= MIN_CONTEXT < big.context.tokens
+    assert small.citations and small.citations[0] == big.citations[0]
 
 
 def test_generation_uses_every_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) -> None:
