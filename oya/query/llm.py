@@ -400,12 +400,20 @@ def llama_available() -> bool:
 
 
 def default_threads() -> int:
-    """Generation threads: every CPU, up to 8.
+    """Generation threads: the CPUs other work leaves idle (the 1-minute load), 1 to 8.
 
     llama-cpp-python's own default is half the CPUs, which assumes two hyper-threads per core;
-    on the 2-core CI machine two threads generate ~1.5x faster than one (bench/llm_bench.py).
+    on an idle 2-core machine two threads generate ~1.5x faster than one (bench/llm_bench.py).
+    But llama.cpp's threads wait for each other at every layer, so one that shares its CPU
+    with a busy process holds all of them back: with a build running on the other core, two
+    threads decoded ~0.5 tokens a second, a fraction of one thread's speed (llm_survey.md).
     """
-    return max(1, min(8, os.cpu_count() or 1))
+    cpus = max(1, os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this system: assume idle
+        busy = 0.0
+    return max(1, min(8, cpus, round(cpus - busy)))
 
 
 def model_cache_dir() -> Path:
@@ -488,10 +496,10 @@ class LlamaAnswerer(_ModelAnswerer):
             raise ModelError("no local model found: run `make llm` or pass --llm-model PATH")
         if not path.is_file():
             raise ModelError(f"model file not found: {path}")
-        from llama_cpp import Llama
+        from oya.query.llm_sampling import shortlisting_llama
 
         try:
-            self._llm = Llama(
+            self._llm = shortlisting_llama()(
                 model_path=str(path),
                 n_ctx=self.n_ctx,
                 n_threads=self.threads or default_threads(),

@@ -486,10 +486,19 @@ def test_a_slower_machine_gets_fewer_snippets_to_read(index_dir: Path, tmp_path:
     assert small.citations and small.citations[0] == big.citations[0]
 
 
-def test_generation_uses_every_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_generation_uses_every_idle_cpu_up_to_eight(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("oya.query.llm.os.getloadavg", lambda: (0.0, 0.0, 0.0))
     for cpus, want in ((None, 1), (1, 1), (2, 2), (6, 6), (64, 8)):
         monkeypatch.setattr("oya.query.llm.os.cpu_count", lambda cpus=cpus: cpus)
         assert default_threads() == want
+    # a busy CPU gets no thread: llama.cpp's threads wait for the slowest one
+    monkeypatch.setattr("oya.query.llm.os.cpu_count", lambda: 2)
+    for load, want in ((0.3, 2), (1.0, 1), (1.7, 1), (5.0, 1)):
+        monkeypatch.setattr("oya.query.llm.os.getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert default_threads() == want
+    monkeypatch.setattr("oya.query.llm.os.cpu_count", lambda: 8)
+    monkeypatch.setattr("oya.query.llm.os.getloadavg", lambda: (2.2, 0.0, 0.0))
+    assert default_threads() == 6
 
 
 # -- the real model ------------------------------------------------------------------------
@@ -512,6 +521,10 @@ def test_the_default_model_answers_and_reuses_its_system_prompt_cache(
     kept, rejected = validate_citations([(c.path, c.start_line) for c in answer.citations], res)
     assert answer.citations and len(kept) == len(answer.citations) and rejected == 0
     assert SpeedRecord(tmp_path).get(model_key(model)) is not None  # the next limit is this machine's
+    # the grammar was asked about a shortlist of likely tokens, rarely about the whole vocabulary
+    shortlist = getattr(answerer.load(), "last_shortlist", None)
+    assert shortlist is not None and shortlist.steps >= 10, "the grammar saw every token at every step"
+    assert shortlist.full_scans <= shortlist.steps // 4
     # a second process finds the system prompt's KV cache on disk instead of reading it again
     assert len(list((tmp_path / "kv").glob("*.kvstate"))) == 1
     second = LlamaAnswerer(model, n_ctx=4096, runtime_dir=tmp_path)
