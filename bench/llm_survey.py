@@ -141,6 +141,7 @@ def ask(searcher: Any, answerer: Any, question: str) -> dict[str, Any]:
         "first_word_shown_s": round(shown[0] - started, 2) if shown else None,
         "answer_s": round(done - started, 2),
         "reply_pieces": len(stamps),
+        "grammar_full_scans": getattr(getattr(answerer._llm, "last_shortlist", None), "full_scans", None),
         "load_before": load_before,
         "load_after": loadavg(),
     }
@@ -183,8 +184,14 @@ def run(args: argparse.Namespace) -> int:
                 f"load {row['load_before']:.1f}->{row['load_after']:.1f} {row['note'][:70]}",
                 flush=True,
             )
+        # a run split into stages (--only) keeps the answers of the other stages
+        earlier = out["runs"].get(label, {}).get("answers", [])
+        asked = {r["id"] for r in rows}
+        rows = [r for r in earlier if r["id"] not in asked] + rows
+        llm = getattr(answerer, "_llm", None)
         out["runs"][label] = {
             "model": model.name,
+            "threads": getattr(llm, "n_threads", None),
             "model_bytes": model.stat().st_size,
             "legacy": args.legacy,
             "load_s": round(load_s, 2),
