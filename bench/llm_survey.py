@@ -169,7 +169,23 @@ def run(args: argparse.Namespace) -> int:
         answerer = teeing_answerer(model, args.legacy, work)
         answerer.load()
         load_s = time.perf_counter() - t0
-        rows = []
+        llm = getattr(answerer, "_llm", None)
+        # a run split into stages (--only) keeps the answers of the other stages
+        rows = [
+            r
+            for r in out["runs"].get(label, {}).get("answers", [])
+            if r["id"] not in {q["id"] for q in questions}
+        ]
+        out["runs"][label] = {
+            "model": model.name,
+            "threads": getattr(llm, "n_threads", None),
+            "model_bytes": model.stat().st_size,
+            "legacy": args.legacy,
+            "load_s": round(load_s, 2),
+            "date": time.strftime("%Y-%m-%d %H:%M"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+            "answers": rows,
+        }
         for q in questions:
             row = ask(searchers[q["repo"]], answerer, q["question"])
             row.update(
@@ -184,23 +200,9 @@ def run(args: argparse.Namespace) -> int:
                 f"load {row['load_before']:.1f}->{row['load_after']:.1f} {row['note'][:70]}",
                 flush=True,
             )
-        # a run split into stages (--only) keeps the answers of the other stages
-        earlier = out["runs"].get(label, {}).get("answers", [])
-        asked = {r["id"] for r in rows}
-        rows = [r for r in earlier if r["id"] not in asked] + rows
-        llm = getattr(answerer, "_llm", None)
-        out["runs"][label] = {
-            "model": model.name,
-            "threads": getattr(llm, "n_threads", None),
-            "model_bytes": model.stat().st_size,
-            "legacy": args.legacy,
-            "load_s": round(load_s, 2),
-            "date": time.strftime("%Y-%m-%d %H:%M"),
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-            "answers": rows,
-        }
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            # written after every answer: a run stopped half way keeps what it measured
+            RESULTS.parent.mkdir(parents=True, exist_ok=True)
+            RESULTS.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         del answerer
     print(f"wrote {RESULTS}")
     return 0
