@@ -59,7 +59,6 @@ from oya.query.llm_guard import (
     final_reason,
     no_citation_reason,
     proposed_citations,
-    ungrounded_name,
 )
 from oya.query.llm_speed import PrefixCache, SpeedRecord, context_for_speed, model_key, time_limit
 from oya.settings import CachePaths
@@ -359,11 +358,9 @@ class _ModelAnswerer:
             reason = final_reason(text, question)
             if reason is not None:
                 raise DegenerateReply(reason)
-            name = ungrounded_name(text, result)
-            if name is not None:
-                raise DegenerateReply(
-                    f"the model's answer names {name!r}, which is not in the retrieved code"
-                )
+            reason = guard.grounding_reason(text)  # a server's answer-first reply is checked here
+            if reason is not None:
+                raise DegenerateReply(reason)
             kept, rejected = validate_citations(proposed, result)
             if not kept:
                 raise DegenerateReply(no_citation_reason(rejected))

@@ -108,17 +108,22 @@ def final_reason(text: str, question: str) -> str | None:
     return None
 
 
-def ungrounded_name(text: str, result: RetrievalResult) -> str | None:
+def code_corpus(result: RetrievalResult) -> str:
+    """The retrieved code and its paths, lower-cased: what an answer's code names are checked in."""
+    parts = [*(s.text for s in result.context.snippets), *(c.path for c in result.citations)]
+    return "\n".join(parts).lower()
+
+
+def ungrounded_name(text: str, corpus: str) -> str | None:
     """The first code name in the answer that the retrieved code does not contain, or None.
 
     A code name is an identifier written in backticks, or one that only code spells: with an
     underscore (``host_allowed``) or a capital inside (``ServeHTTP``). A small model that
     cannot find the answer in its excerpts tends to invent one with plausible names; an answer
     whose names all occur in the excerpts (or their paths) is at least about the code shown.
-    Matching ignores case and accepts a part of a longer name (``allowed`` in ``host_allowed``).
+    Matching ignores case and accepts a part of a longer name (``allowed`` in ``host_allowed``),
+    so a name still being written passes until it is whole. ``corpus`` is ``code_corpus``'s.
     """
-    corpus = "\n".join([*(s.text for s in result.context.snippets), *(c.path for c in result.citations)])
-    corpus = corpus.lower()
     names = [n for span in _BACKTICKED.findall(text) for n in _IDENT.findall(span)]
     names += [n for n in _IDENT.findall(_BACKTICKED.sub(" ", text)) if _CODE_SPELLING.search(n)]
     for name in names:
@@ -185,6 +190,7 @@ class ReplyGuard:
         self.answer = ""
         self.released = 0  # characters of self.answer passed to emit
         self.cleared = False  # the citations were validated before the answer
+        self.corpus = code_corpus(result)
 
     def on_answer_start(self, buffer: str, at: int) -> None:
         proposed = citations_before(buffer, at)
@@ -197,11 +203,22 @@ class ReplyGuard:
 
     def feed_answer(self, piece: str) -> None:
         self.answer += piece
-        reason = degenerate_reason(self.answer)
+        reason = degenerate_reason(self.answer) or self.grounding_reason(self.answer)
         if reason is not None:
             raise DegenerateReply(reason)
         if self.cleared and self.emit is not None:
             self._release(hold=True)
+
+    def grounding_reason(self, text: str) -> str | None:
+        """Why ``text`` cannot be checked against the retrieved code (``ungrounded_name``), or None.
+
+        Checked as the text grows: a name is whole, at the latest, when the next word starts,
+        so it is still held back (``HOLD_WORDS``) when it is found unknown.
+        """
+        name = ungrounded_name(text, self.corpus)
+        if name is None:
+            return None
+        return f"the model's answer names {name!r}, which is not in the retrieved code"
 
     def _release(self, *, hold: bool) -> None:
         text = self.answer
