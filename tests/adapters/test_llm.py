@@ -512,7 +512,8 @@ def test_the_default_model_answers_and_reuses_its_system_prompt_cache(
     # make test installs both (`make llm`); a missing runtime is a failure, never a silent skip
     model = model_cache_dir() / DEFAULT_MODEL
     assert llama_available() and model.is_file(), "run `make llm`: llama-cpp-python and the default model"
-    answerer = LlamaAnswerer(model, time_limit=120, n_ctx=4096, runtime_dir=tmp_path)
+    threads = default_threads()  # the same in both processes: the same arithmetic, the same answer
+    answerer = LlamaAnswerer(model, time_limit=120, n_ctx=4096, threads=threads, runtime_dir=tmp_path)
     with Searcher.open(index_dir) as searcher:
         res = searcher.search(QUESTION, options=answerer.retrieval_options(4))
     pieces: list[str] = []
@@ -530,7 +531,7 @@ def test_the_default_model_answers_and_reuses_its_system_prompt_cache(
     assert shortlist.full_scans <= shortlist.steps // 4
     # a second process finds the system prompt's KV cache on disk instead of reading it again
     assert len(list((tmp_path / "kv").glob("*.kvstate"))) == 1
-    second = LlamaAnswerer(model, n_ctx=4096, runtime_dir=tmp_path)
+    second = LlamaAnswerer(model, n_ctx=4096, threads=threads, runtime_dir=tmp_path)
     llm = second.load()
     _, prefix = prompt_tokens(llm, build_messages(QUESTION, res))
     assert len(prefix) > 100  # the system message and the user turn's opening
