@@ -99,10 +99,10 @@ def shortlisting_llama() -> type:
     """
     from llama_cpp import Llama
 
-    class ShortlistingLlama(Llama):  # type: ignore[misc]
+    class ShortlistingLlama(Llama):
         last_shortlist: GrammarShortlist | None = None
 
-        def _init_sampler(self, **kwargs: Any) -> Any:
+        def _init_sampler(self, **kwargs: Any) -> Any:  # type: ignore[override]  # called with keywords only
             chain, shortlist = shortlist_first(super()._init_sampler(**kwargs))
             if shortlist is not None:
                 self.last_shortlist = shortlist
