@@ -238,6 +238,26 @@ def summarize(run: dict[str, Any], verdicts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def shared_subset_lines(runs: dict[str, Any], verdicts: dict[str, Any]) -> list[str]:
+    """For a run that answered only some questions: every run's verdicts on those same questions."""
+    most = max(len(r["answers"]) for r in runs.values())
+    lines: list[str] = []
+    for label, run in runs.items():
+        ids = {r["id"] for r in run["answers"]}
+        if len(ids) == most:
+            continue
+        lines += ["", f"On the {len(ids)} questions `{label}` answered:"]
+        for other, other_run in runs.items():
+            judged = verdicts.get(other, {})
+            if not ids <= {r["id"] for r in other_run["answers"]}:
+                continue
+            counts = {
+                v: sum(1 for i in ids if judged.get(i, {}).get("verdict") == v) for v in VERDICTS_ALLOWED
+            }
+            lines.append(f"- {other}: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    return lines
+
+
 def report() -> int:
     runs = json.loads(RESULTS.read_text(encoding="utf-8"))["runs"]
     verdicts = json.loads(VERDICTS.read_text(encoding="utf-8")) if VERDICTS.is_file() else {}
@@ -264,6 +284,7 @@ def report() -> int:
             f"{s['model_answers']}/{s['questions']} | {s['fallbacks']} | {s['citations_valid']} | "
             f"{s['correct']} | {s['partly']} | {s['wrong']} | {s['load_min']}/{s['load_median']}/{s['load_max']} |"
         )
+    lines += shared_subset_lines(runs, verdicts)
     for label, run in runs.items():
         judged = verdicts.get(label, {})
         lines += [
