@@ -54,6 +54,7 @@ SURVEY_LIMIT = 300.0
 # what the reader was shown: the model's answer judged against the expected one, or the
 # extractive answer because the guard rejected the model's (not a model answer, not judged)
 VERDICTS_ALLOWED = ("correct", "partly", "wrong", "fallback")
+LOW_LOAD = 2.0
 
 
 def loadavg() -> float:
@@ -220,6 +221,11 @@ def summarize(run: dict[str, Any], verdicts: dict[str, Any]) -> dict[str, Any]:
     counts = {v: sum(1 for j in judged.values() if j["verdict"] == v) for v in VERDICTS_ALLOWED}
     proposed = sum(r["proposed_citations"] for r in rows)
     loads = [r["load_before"] for r in rows] + [r["load_after"] for r in rows]
+    # the time bounds hold at low load: the answers begun and ended below LOW_LOAD
+    calm = [r["end_to_end_s"] for r in rows if max(r["load_before"], r["load_after"]) < LOW_LOAD]
+    calm_text = (
+        f"{statistics.median(calm):.1f} / {percentile(calm, 95):.1f} ({len(calm)})" if calm else "none"
+    )
     return {
         "questions": len(rows),
         "model_answers": len(model_rows),
@@ -232,6 +238,7 @@ def summarize(run: dict[str, Any], verdicts: dict[str, Any]) -> dict[str, Any]:
         "shown_citations_valid": "all" if all(r["citations"] for r in rows) else "?",
         "judged": len(judged),
         **counts,
+        "calm": calm_text,
         "load_min": round(min(loads), 1),
         "load_median": round(statistics.median(loads), 1),
         "load_max": round(max(loads), 1),
@@ -273,8 +280,9 @@ def report() -> int:
         "rejected the model's reply and the extractive answer was shown, with the reason.",
         "",
         "| model | MB | threads | load s | first word p50 | answer p50 | end to end p50 | p95 | model answers "
-        "| fallbacks | proposed citations valid | correct | partly | wrong | load avg (min/median/max) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| fallbacks | proposed citations valid | correct | partly | wrong | load avg (min/median/max) "
+        "| end to end p50 / p95 at load < 2 (answers) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, run in runs.items():
         s = summarize(run, verdicts.get(label, {}))
@@ -282,7 +290,7 @@ def report() -> int:
             f"| {label} | {run['model_bytes'] / 1e6:.0f} | {run.get('threads')} | {run['load_s']} | "
             f"{s['first_word_p50']} | {s['answer_p50']} | {s['e2e_p50']} | {s['e2e_p95']} | "
             f"{s['model_answers']}/{s['questions']} | {s['fallbacks']} | {s['citations_valid']} | "
-            f"{s['correct']} | {s['partly']} | {s['wrong']} | {s['load_min']}/{s['load_median']}/{s['load_max']} |"
+            f"{s['correct']} | {s['partly']} | {s['wrong']} | {s['load_min']}/{s['load_median']}/{s['load_max']} | {s['calm']} |"
         )
     lines += shared_subset_lines(runs, verdicts)
     for label, run in runs.items():
