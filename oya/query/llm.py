@@ -72,7 +72,7 @@ REPEAT_PENALTY = 1.15  # small models loop on a sentence without it
 LLM_CONTEXT_BUDGET = 800  # core tokens of retrieved context in a local model's prompt (~1,300 of its own)
 LLM_DIAGRAM_BUDGET = 0  # no diagram: its tokens cost seconds of reading and rarely carry the answer
 INSTALL_HINT = (
-    "the local model runtime is not installed: run `make llm` (llama-cpp-python and Qwen2.5-Coder-0.5B)"
+    "the local model runtime is not installed: run `make llm` (llama-cpp-python and Qwen2.5-Coder-1.5B)"
 )
 
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -417,19 +417,19 @@ def model_cache_dir() -> Path:
     return CachePaths.resolve().llm_models
 
 
-# `make llm` installs the default; `make llm-qwen` the bigger opt-in, preferred once installed
+# `make llm` installs the default; `make llm-small` a faster model that is wrong more often
 # (bench/results/llm_survey.md compares them; docs/DECISIONS.md, issue 27).
-DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-LARGER_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+SMALL_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 
 def find_model() -> Path | None:
-    """The GGUF ``oya ask --llm`` uses: the opt-in larger model if ``make llm-qwen`` put it in the
-    cache, else ``make llm``'s default, else any other GGUF there (by name)."""
+    """The GGUF ``oya ask --llm`` uses: ``make llm``'s default if it is in the cache, else
+    ``make llm-small``'s, else any other GGUF there (by name)."""
     folder = model_cache_dir()
     if not folder.is_dir():
         return None
-    for name in (LARGER_MODEL, DEFAULT_MODEL):
+    for name in (DEFAULT_MODEL, SMALL_MODEL):
         if (folder / name).is_file():
             return folder / name
     found = sorted(folder.rglob("*.gguf"))
