@@ -6,7 +6,7 @@ llama-cpp-python samples through a chain: penalties, then the grammar, then top-
 temperature. The grammar sampler tests every token of the vocabulary against the grammar at
 every step, and a code model's vocabulary is large (Qwen2.5: 151,936 tokens), so on a 2-core
 CPU a grammar-constrained reply came out ~9x slower than a free one (4.5 vs 40 tokens a second,
-bench/results/llm_survey.md): most of an answer's time went into the grammar, not the model.
+docs/DECISIONS.md, issue 27): most of an answer's time went into the grammar, not the model.
 
 ``GrammarShortlist`` is put first in the chain. At each step it takes the ``SHORTLIST`` tokens
 with the highest logits and asks the chain's own grammar sampler about those alone (applying
