@@ -48,7 +48,8 @@ _UNIT_RUN = re.compile(r"(\S{1,8}?)\1{9,}")  # a short unit ten times without a 
 _WORD = re.compile(r"\S+")
 _CITATIONS = re.compile(r'"citations"\s*:\s*\[')
 _NORM = re.compile(r"[^\w]+")
-_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+# a code span opens and closes with the same run of backticks (``name``, as docstrings write them)
+_BACKTICKED = re.compile(r"(`+)([^`\n]{1,200}?)\1(?!`)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_SPELLING = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")  # snake_case, camelCase
 MIN_NAME = 3  # shorter names ("c", "ok") are too common to tell anything
@@ -124,7 +125,7 @@ def ungrounded_name(text: str, corpus: str) -> str | None:
     Matching ignores case and accepts a part of a longer name (``allowed`` in ``host_allowed``),
     so a name still being written passes until it is whole. ``corpus`` is ``code_corpus``'s.
     """
-    names = [n for span in _BACKTICKED.findall(text) for n in _IDENT.findall(span)]
+    names = [n for m in _BACKTICKED.finditer(text) for n in _IDENT.findall(m.group(2))]
     names += [n for n in _IDENT.findall(_BACKTICKED.sub(" ", text)) if _CODE_SPELLING.search(n)]
     for name in names:
         if len(name.strip("_")) >= MIN_NAME and name.lower() not in corpus:

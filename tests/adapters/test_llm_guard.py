@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oya.query.llm_guard import citations_before, degenerate_reason, final_reason
+from oya.query.llm_guard import citations_before, degenerate_reason, final_reason, ungrounded_name
 from oya.query.llm_speed import MAX_LIMIT, MIN_LIMIT, SLACK, Speed, SpeedRecord, time_limit
 
 REAL_ANSWERS = [
@@ -82,3 +82,12 @@ def test_the_speed_record_moves_halfway_and_survives_junk(tmp_path: Path) -> Non
     assert record.get("m") == Speed(75.0, round((first.write_tps + 10.0) / 2, 2))
     (tmp_path / "speed.json").write_text("not json", encoding="utf-8")
     assert record.get("m") is None
+
+
+def test_code_names_are_read_in_single_and_double_backticks() -> None:
+    corpus = "def scan(path):\n    st = os.stat(path)  # compare with the previous record\n"
+    # a docstring's ``name``: the words between two spans are prose, not a span
+    text = "It keeps the ``stat`` of each file and comparing it to its ``previous`` record."
+    assert ungrounded_name(text, corpus) is None
+    assert ungrounded_name("It calls `scan` then ``restat_all``.", corpus) == "restat_all"
+    assert ungrounded_name("It calls scan_twice on the path.", corpus) == "scan_twice"
