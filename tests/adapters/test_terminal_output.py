@@ -27,6 +27,7 @@ from fake_models import FakeLlama
 from oya import cli
 from oya.cli import main
 from oya.query.llm import LlamaAnswerer
+from oya.query.searcher import Searcher
 from oya.terminal import safe_text
 
 SAMPLE_REPO_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_repo"
@@ -163,7 +164,10 @@ def _strings(value: object) -> Iterator[str]:
 
 
 def test_streamed_model_answer_is_made_safe(index_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    reply = json.dumps({"answer": f"The audit trail {HOSTILE} done.", "citations": []})
+    with Searcher.open(index_dir) as searcher:  # a citation inside the retrieved code, or no answer is shown
+        found = searcher.search(QUESTION, options=LlamaAnswerer(llm=FakeLlama("")).retrieval_options(8))
+    cite = {"path": found.citations[0].path, "line": found.citations[0].start_line}
+    reply = json.dumps({"citations": [cite], "answer": f"The audit trail {HOSTILE} done."})
     monkeypatch.setattr("oya.cli._answerer", lambda *args: LlamaAnswerer(llm=FakeLlama(reply, piece=2)))
     out, err = run("ask", "--llm", QUESTION, "--index", str(index_dir))
     assert obeyable(out + err) == []
