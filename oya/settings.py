@@ -36,7 +36,7 @@ class CachePaths:
 
     @property
     def llm_models(self) -> Path:
-        """GGUF files assembled by ``make llm`` and ``make llm-small``."""
+        """GGUF files assembled by ``make llm``."""
         return self.root / "models" / "llm"
 
 

@@ -417,21 +417,19 @@ def model_cache_dir() -> Path:
     return CachePaths.resolve().llm_models
 
 
-# `make llm` installs the default; `make llm-small` a faster model that is wrong more often
-# (bench/results/llm_survey.md compares them; docs/DECISIONS.md, issue 27).
+# `make llm` installs the default (bench/results/llm_survey.md compares the models surveyed;
+# docs/DECISIONS.md, issue 27).
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-SMALL_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 
 def find_model() -> Path | None:
     """The GGUF ``oya ask --llm`` uses: ``make llm``'s default if it is in the cache, else
-    ``make llm-small``'s, else any other GGUF there (by name)."""
+    any other GGUF there (by name)."""
     folder = model_cache_dir()
     if not folder.is_dir():
         return None
-    for name in (DEFAULT_MODEL, SMALL_MODEL):
-        if (folder / name).is_file():
-            return folder / name
+    if (folder / DEFAULT_MODEL).is_file():
+        return folder / DEFAULT_MODEL
     found = sorted(folder.rglob("*.gguf"))
     return found[0] if found else None
 
