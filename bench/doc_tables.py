@@ -409,6 +409,23 @@ def issues_families(res: Results) -> str:
     return _table(head, rows, [" --- ", " ---: "] + [" ---: "] * (len(rows_here) + 1))
 
 
+def glance_issues(res: Results) -> str:
+    """The README's issue-report line: Oya against the set's own BM25 row, overall."""
+    data = res.json(_ISSUES)
+    scores = data["scores"]
+    n = int(scores["oya"]["overall"]["n"])
+    rows = []
+    for key, label in (
+        ("oya", "**Oya** (`oya search --files`)"),
+        (data["base"], "the set's BM25 (source files only)"),
+    ):
+        s = scores[key]["overall"]
+        cells = [_pct(s["R@1"]), _pct(s["R@5"]), _f(s["MRR"], 3)]
+        rows.append([label] + ([_bold(c) for c in cells] if key == "oya" else cells))
+    head = [f"{n} issue reports, 7 languages", "file R@1 %", "R@5 %", "MRR"]
+    return _table(head, rows, ["---"] + ["---:"] * 3)
+
+
 def _intervals(res: Results, name: str) -> str:
     data = res.json(name)
     rows = []
@@ -1012,6 +1029,7 @@ TABLES: dict[str, Table] = {
         Table("commits_parsing", ("archive/commits_compare_langs.md",), commits_parsing),
         Table("commits_noise", ("commits_families.json",), commits_noise),
         Table("issues_families", (_ISSUES,), issues_families),
+        Table("glance_issues", (_ISSUES,), glance_issues),
         Table("issues_intervals", (_ISSUES,), issues_intervals),
         Table("calibration_both", ("commits_families.json", _ISSUES), calibration_both),
         Table("full_build", ("full_build_bench.json", "full_build_one_file.json"), full_build),
