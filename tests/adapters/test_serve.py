@@ -192,6 +192,10 @@ MALFORMED = [
 ]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="module")
 def oya_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     """`python -m oya serve SITE --port 0` in its own process, its stderr kept for the test."""
@@ -209,6 +213,9 @@ def oya_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, s
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # Ctrl+C as a terminal sends it: a process started with SIGINT ignored keeps it ignored
+        # (POSIX), and this one is started by a test run that may have inherited or set that
+        preexec_fn=_default_sigint,
     )
     assert proc.stderr is not None
     seen = ""
@@ -249,7 +256,7 @@ def test_malformed_paths_get_a_4xx_and_never_a_traceback(
     assert proc.poll() is None  # still serving
     proc.send_signal(signal.SIGINT)  # Ctrl+C: the server stops cleanly
     try:
-        rc = proc.wait(timeout=30)  # one CI run (load ~2) waited past 10 s, never reproduced since
+        rc = proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER) prints every thread's stack
         _, stuck = proc.communicate(timeout=10)
