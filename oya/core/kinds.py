@@ -123,7 +123,7 @@ _ASKS_TYPES = re.compile(r"\b(types?|typings?|typescript|typed|d\.ts|declaration
 
 
 def _is_script(path: str) -> bool:
-    return path.rsplit(".", 1)[-1].lower() in _SCRIPT_EXTS if "." in path.rsplit("/", 1)[-1] else False
+    return _ext(path.rsplit("/", 1)[-1]) in _SCRIPT_EXTS
 
 
 def asked_kinds(question: str) -> frozenset[str]:
