@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from oya.core.answer import extractive_answer
@@ -64,6 +64,7 @@ from oya.core.channels import (
     BM25Channel,
     Channel,
     ChannelUnavailable,
+    Corpus,
     MemoryCorpus,
     RankedListChannel,
     VectorChannel,
@@ -97,10 +98,13 @@ class Bundle:
         vector_data: bytes = b"",
         vector_offsets: tuple[int, int] | None = None,
         origins: Mapping[str, str] | None = None,
+        corpus: Corpus | None = None,
+        load_vectors: Callable[[], tuple[Sequence[float], bytes]] | None = None,
     ) -> None:
         self.meta = dict(meta)
         self.chunks = list(chunks)
-        self.corpus = MemoryCorpus(self.chunks, origins)
+        # a sharded bundle (oya.core.shards) brings a corpus that fetches its chunks on demand
+        self.corpus: Corpus = corpus if corpus is not None else MemoryCorpus(self.chunks, origins)
         self.bm25 = bm25
         # one lexical channel for every question: it keeps the whole-file BM25's per-index tables
         # (file lengths, chunk -> file) instead of building them again for each question
@@ -111,12 +115,14 @@ class Bundle:
         self.vector_dim = vector_dim
         self._scales = list(vector_scales)
         self._data = vector_data
+        # a sharded bundle fetches its vectors on the first pure-Python semantic search only
+        self._load_vectors = load_vectors
         self._vector_index: VectorIndex | None = None
         # where the scales and the int8 rows start in vectors.bin (for a JavaScript kernel)
         self.vector_offsets = vector_offsets or (0, 4 * len(self.vector_ids))
 
     def __len__(self) -> int:
-        return len(self.chunks)
+        return len(self.bm25)  # one BM25 document per chunk, whether the chunks are here or sharded
 
     @property
     def has_vectors(self) -> bool:
@@ -128,6 +134,10 @@ class Bundle:
         if not self.has_vectors:
             return None
         if self._vector_index is None:
+            if self._load_vectors is not None:
+                scales, self._data = self._load_vectors()
+                self._scales = list(scales)
+                self._load_vectors = None
             matrix = dequantize(self._data, self._scales, self.vector_dim)
             self._vector_index = VectorIndex(self.vector_ids, matrix, self.vector_dim)
         return self._vector_index
