@@ -30,6 +30,11 @@ class ChannelUnavailable(Exception):
     """A channel cannot run for this query (no vector, no index); reported, not fatal."""
 
 
+class DataMissing(Exception):
+    """A backend must fetch data before it can answer (a sharded bundle's ``ShardsMissing``). Not
+    a broken channel: the pipeline lets it through to the caller, who fetches and asks again."""
+
+
 class Channel(Protocol):
     name: str
 

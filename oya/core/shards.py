@@ -40,7 +40,13 @@ Theory of operation:
   refuses any other form, and checks that the bytes it got hash to the name (``ShardStore``).
 * **The fetcher.** The core is handed ``fetch(name) -> bytes``, synchronous: in CPython a file
   read (``folder_fetch``), in the browser worker a synchronous ``XMLHttpRequest`` (allowed in web
-  workers). Each shard is fetched at most once per opened bundle.
+  workers). Each shard is fetched at most once per opened bundle, and a stage asks for all the
+  shards it needs in one round (``ShardStore.tables``): the question's term buckets together, the
+  candidate pool's chunk shards together. A fetcher may instead raise ``ShardsMissing`` for what
+  it does not hold yet; the round then raises one ``ShardsMissing`` naming every shard the stage
+  lacks, nothing is marked loaded, and the caller fetches them all in parallel and asks again
+  (retrieval is deterministic, so the retry answers as an uninterrupted run). A question then
+  costs a few round trips (terms, pool chunks, connected chunks), not one per shard.
 * **Same retrieval.** ``open_shards`` returns an ordinary ``Bundle`` whose BM25 index
   (``ShardedBM25Index``: ``LazyBM25Index`` that fills its raw postings a bucket at a time) and
   corpus (``ShardedCorpus``) fetch on demand; the pipeline and its stages are the whole bundle's.
@@ -73,6 +79,7 @@ from oya.core.bundle_format import (
     get_table,
     inflate,
 )
+from oya.core.channels import DataMissing
 from oya.core.records import Chunk
 
 SHARDS_FORMAT = "oya-shards"
@@ -103,6 +110,14 @@ def shard_name(kind: str, packed: bytes, ext: str = "json") -> str:
     return f"{kind}-{hashlib.sha256(packed).hexdigest()[:16]}.{ext}.gz"
 
 
+class ShardsMissing(DataMissing):
+    """The fetcher does not hold these shards yet: fetch them (all at once) and ask again."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(f"{len(names)} shards to fetch: {', '.join(names[:3])}")
+        self.names = tuple(names)
+
+
 class ShardStore:
     """Shards through the injected ``fetch``: names checked, bytes checked against the name."""
 
@@ -128,6 +143,20 @@ class ShardStore:
             raise BundleError(f"shard {name} is not a table")
         return doc
 
+    def tables(self, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Every shard of ``names``, asked for in one round: when the fetcher lacks some (it raises
+        ``ShardsMissing``), one ``ShardsMissing`` lists them all, so they can be fetched together."""
+        got: list[dict[str, Any]] = []
+        missing: list[str] = []
+        for name in names:
+            try:
+                got.append(self.table(name))
+            except ShardsMissing as exc:
+                missing.extend(exc.names)
+        if missing:
+            raise ShardsMissing(missing)
+        return got
+
 
 class ShardedBM25Index(LazyBM25Index):
     """``LazyBM25Index`` whose raw postings arrive a term bucket at a time, when a term is asked."""
@@ -144,15 +173,14 @@ class ShardedBM25Index(LazyBM25Index):
 
     def _materialize(self, terms: Iterable[str]) -> None:
         wanted = [t for t in terms if t not in self.postings]
-        for term in wanted:
-            if not self._buckets:
-                break
-            b = term_bucket(term, len(self._buckets))
-            if b not in self._loaded:
-                self._loaded.add(b)
-                t = self._store.table(self._buckets[b])
+        if self._buckets:
+            need = sorted({term_bucket(t, len(self._buckets)) for t in wanted} - self._loaded)
+            # all of the question's buckets in one round; marked loaded only once they arrived, so
+            # a fetch that fails (or asks for the shards first) leaves the index as it was
+            for t in self._store.tables([self._buckets[b] for b in need]):
                 names: list[str] = column(t, "terms", None)
                 self._raw.update(zip(names, column(t, "postings", len(names)), strict=True))
+            self._loaded.update(need)
         super()._materialize(wanted)
 
     def query_terms(self, query_tokens: Iterable[str]) -> list[str]:
@@ -198,22 +226,24 @@ class ShardedCorpus:
             if node:
                 self._by_node.setdefault(node, []).append(self._ids[i])
 
-    def _load(self, shard: int) -> None:
-        self._loaded.add(shard)
-        table = self._store.table(self._names[shard])
-        first = self._first[shard]
-        for offset, chunk in enumerate(decode_chunks(table, self._all_paths, self._node_ids)):
-            pos = first + offset
-            if pos >= len(self._ids) or self._ids[pos] != chunk.id:
-                raise BundleError(f"chunk shard {self._names[shard]} does not hold the manifest's chunks")
-            self._chunks[pos] = chunk
+    def _load(self, shards: Sequence[int]) -> None:
+        """Fetch ``shards`` in one round; a shard counts as loaded once all its chunks are checked."""
+        for shard, table in zip(shards, self._store.tables([self._names[s] for s in shards]), strict=True):
+            first = self._first[shard]
+            chunks = decode_chunks(table, self._all_paths, self._node_ids)
+            for offset, chunk in enumerate(chunks):
+                pos = first + offset
+                if pos >= len(self._ids) or self._ids[pos] != chunk.id:
+                    raise BundleError(f"chunk shard {self._names[shard]} does not hold the manifest's chunks")
+            for offset, chunk in enumerate(chunks):
+                self._chunks[first + offset] = chunk
+            self._loaded.add(shard)
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         positions = [self._pos[i] for i in ids if i in self._pos]
-        for pos in positions:
-            shard = bisect_right(self._first, pos) - 1
-            if shard not in self._loaded:
-                self._load(shard)
+        need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
+        if need:
+            self._load(need)
         return {self._ids[p]: self._chunks[p] for p in positions}
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:

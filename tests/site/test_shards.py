@@ -25,7 +25,7 @@ from oya.core.bundle import Bundle, decode_bundle
 from oya.core.bundle_format import BundleError
 from oya.core.query import plan_query
 from oya.core.records import Chunk
-from oya.core.shards import folder_fetch, open_shards, term_bucket
+from oya.core.shards import ShardsMissing, folder_fetch, open_shards, term_bucket
 from oya.site.bundle import bundle_document, export_bundle
 from oya.site.shards import export_shards
 from oya.store.index import Index
@@ -179,6 +179,49 @@ def test_shards_are_content_addressed_and_deterministic(built: dict[str, Any], t
     for p in folder.iterdir():
         assert p.read_bytes() == (tmp_path / p.name).read_bytes()
         assert gzip.decompress(p.read_bytes())  # every file is gzip
+
+
+class AskFirstFetch:
+    """A fetcher like the browser's asynchronous one: it holds what was fetched before and raises
+    ``ShardsMissing`` for the rest; the caller fetches those together and asks again."""
+
+    def __init__(self, folder: Path) -> None:
+        self._read = folder_fetch(folder)
+        self.held: dict[str, bytes] = {}
+        self.rounds: list[tuple[str, ...]] = []
+
+    def __call__(self, name: str) -> bytes:
+        if name not in self.held:
+            raise ShardsMissing([name])
+        return self.held[name]
+
+    def until_done(self, call: Callable[[], Any]) -> Any:
+        while True:
+            try:
+                return call()
+            except ShardsMissing as exc:
+                assert exc.names and not set(exc.names) & set(self.held)  # only what it lacks
+                self.rounds.append(exc.names)
+                self.held.update((n, self._read(n)) for n in exc.names)  # "in parallel"
+
+
+def test_a_fetcher_that_asks_to_fetch_first_gets_the_same_answers_in_few_rounds(
+    built: dict[str, Any],
+) -> None:
+    whole: Bundle = built["whole"]
+    fetch = AskFirstFetch(built["folder"])
+    bundle = fetch.until_done(lambda: open_shards(fetch, built["info"]["manifest"]))
+    assert len(fetch.rounds) == 2  # the manifest, then the graph
+    for q in _questions(whole)[::3]:
+        before = len(fetch.rounds)
+        got = fetch.until_done(lambda q=q: _answer(bundle, q))
+        assert got == _answer(whole, q), q  # nothing half-loaded survives an interrupted run
+        # one round for the terms, one for the pool's chunks, one for the connected code's
+        assert len(fetch.rounds) - before <= 3, q
+    vector = list(whole.vector_index.row(3)) if whole.vector_index is not None else None
+    assert fetch.until_done(lambda: _answer(bundle, PROSE[0], vector=vector)) == _answer(
+        whole, PROSE[0], vector=vector
+    )
 
 
 def _tampered(folder: Path, change: Callable[[str, bytes], bytes]) -> Callable[[str], bytes]:
