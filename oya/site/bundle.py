@@ -224,8 +224,12 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
     The returned dict goes into the site's ``manifest.json`` under ``bundle``; the Ask panel reads
     ``index`` and ``vectors`` (file names relative to the bundle folder) from it.
     """
+    return write_bundle(*bundle_document(index), out_dir)
+
+
+def write_bundle(doc: dict[str, Any], vec_bytes: bytes, out_dir: Path) -> dict[str, str | int]:
+    """``export_bundle`` of a ``bundle_document`` already made (the site writes its shards from it too)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc, vec_bytes = bundle_document(index)
     text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     index_file = out_dir / INDEX_FILE
     index_file.write_bytes(gzip_deterministic(text.encode("utf-8")))

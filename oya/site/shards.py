@@ -36,6 +36,8 @@ from oya.core.shards import (
 )
 from oya.site.bundle import gzip_deterministic
 
+SHARDS_DIR = "shards"  # the shards' folder inside the site's bundle folder
+
 
 def _dumps(obj: Any) -> bytes:
     return json.dumps(

@@ -21,13 +21,16 @@ from typing import Any
 import pytest
 from test_pages import SAMPLE_REPO, make_index
 
-from oya.core.bundle import Bundle, decode_bundle
+from oya.core.bundle import Bundle, decode_bundle, load_bundle
 from oya.core.bundle_format import BundleError
 from oya.core.query import plan_query
 from oya.core.records import Chunk
 from oya.core.shards import ShardsMissing, folder_fetch, open_shards, term_bucket
+from oya.site.assets import site_file
+from oya.site.build import render_wiki_pages, write_wiki_site
 from oya.site.bundle import bundle_document, export_bundle
-from oya.site.shards import export_shards
+from oya.site.checks import golden_mismatches
+from oya.site.shards import SHARDS_DIR, export_shards
 from oya.store.index import Index
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -241,3 +244,32 @@ def test_a_shard_whose_bytes_do_not_match_its_name_is_refused(built: dict[str, A
         bundle.ask(PROSE[0])
     with pytest.raises(BundleError, match="not a shard manifest name"):
         open_shards(folder_fetch(built["folder"]), "../index.json.gz")
+
+
+# -- in the site ----------------------------------------------------------------------------------
+def test_the_site_ships_shards_beside_the_whole_bundle_and_its_check_compares_them(
+    built: dict[str, Any], tmp_path: Path
+) -> None:
+    index_dir = built["work"] / "index"
+    site = tmp_path / "site"
+    report = write_wiki_site(
+        render_wiki_pages(index_dir, site), index_dir, site, with_runtime=False, with_bundle=True
+    )
+    bundle_info = report["manifest"]["bundle"]
+    shards = bundle_info["shards"]
+    folder = site / bundle_info["path"] / shards["path"]
+    assert (folder / shards["manifest"]).is_file() and shards["chunk_shards"] > 1
+    whole = load_bundle(site / bundle_info["path"])
+    sharded = open_shards(folder_fetch(folder), shards["manifest"])
+    for q in PROSE:
+        assert _answer(sharded, q) == _answer(whole, q), q
+    questions, wrong = golden_mismatches(index_dir, site_file(site, "bundle/index.json.gz").parent)
+    assert questions and not wrong
+
+    # shards that answer otherwise (other document lengths: other BM25 scores) fail the check
+    with Index(index_dir) as index:
+        doc, vec_bytes = bundle_document(index)
+    doc["bm25"]["doc_lens"] = [2 * n + 7 for n in doc["bm25"]["doc_lens"]]
+    export_shards(doc, vec_bytes, site_file(site, "bundle/index.json.gz").parent / SHARDS_DIR)
+    _, wrong = golden_mismatches(index_dir, site_file(site, "bundle/index.json.gz").parent)
+    assert wrong and all("shards answer otherwise" in w for w in wrong)
