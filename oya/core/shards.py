@@ -85,8 +85,12 @@ from oya.core.records import Chunk
 SHARDS_FORMAT = "oya-shards"
 SHARDS_VERSION = 1
 TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
-TERM_SHARD_BYTES = 10_000  # gzipped bytes a term bucket aims at (Oya: 40k cost a question 138 kB, 10k 45 kB)
-CHUNK_SHARD_BYTES = 64_000  # JSON bytes of chunk columns a chunk shard aims at (~16 kB gzipped)
+# gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
+# 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
+TERM_SHARD_BYTES = 10_000
+# JSON bytes of chunk columns a chunk shard aims at (~3.5 kB gzipped): on Oya's own index a
+# question's candidate chunks cost 411 kB with 64 kB runs, 167 kB with 16 kB, 111 kB with 8 kB (2x the files)
+CHUNK_SHARD_BYTES = 16_000
 SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "vectors")
 
 Fetch = Callable[[str], bytes]
@@ -123,7 +127,6 @@ class ShardStore:
 
     def __init__(self, fetch: Fetch) -> None:
         self._fetch = fetch
-        self.fetched: list[tuple[str, int]] = []  # (name, gzipped bytes), in fetch order
 
     def raw(self, name: str) -> bytes:
         """The bytes of shard ``name`` (still gzipped), verified against the hash in its name."""
@@ -133,7 +136,6 @@ class ShardStore:
         data = self._fetch(name)
         if hashlib.sha256(data).hexdigest()[:16] != m.group(2):
             raise BundleError(f"shard {name} does not hold the bytes its name hashes")
-        self.fetched.append((name, len(data)))
         return data
 
     def table(self, name: str) -> dict[str, Any]:
