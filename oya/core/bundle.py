@@ -26,6 +26,8 @@ Theory of operation:
   ``RankedListChannel``, because a pure-Python scan of 10k rows costs ~200 ms in Pyodide.
 * BM25 postings are decoded per query term on first use (``LazyBM25Index``): building a million
   tuples up front would add about a second to the browser's cold start for no query's benefit.
+* The same data can be shipped in shards a question fetches on demand (``oya.core.shards``):
+  ``open_shards`` returns this ``Bundle`` with a corpus and a BM25 index that fetch as they are read.
 * ``Bundle.ask`` uses ``RetrievalOptions()`` defaults, as the CLI does, unless options are given.
   A question over ``MAX_QUESTION_CHARS`` (a pasted bug report) is condensed first, as the CLI
   condenses it (``oya.core.report``), and the output's ``question_note`` says what went. A caller
