@@ -67,6 +67,7 @@ from oya.core.channels import (
     Channel,
     ChannelUnavailable,
     Corpus,
+    DataMissing,
     MemoryCorpus,
     RankedListChannel,
     VectorChannel,
@@ -306,15 +307,20 @@ def load_bundle(source: str | os.PathLike[str] | Mapping[str, bytes]) -> Bundle:
 def ask_json(bundle: Bundle, request: str) -> str:
     """``Bundle.ask`` over JSON (one string each way keeps the JavaScript/Python boundary cheap).
 
-    ``request``: ``{"question", "vector"?, "ranked"?, "semantic_reason"?, "options"?}``.
+    ``request``: ``{"question", "vector"?, "ranked"?, "semantic_reason"?, "options"?}``. A sharded
+    bundle whose fetcher lacks shards answers ``{"missing": [names]}`` instead: fetch them and send
+    the same request again (``oya.core.shards``).
     """
     req = json.loads(request)
     ranked = req.get("ranked")
-    out = bundle.ask(
-        str(req["question"]),
-        req.get("vector"),
-        ranked=[(str(i), float(s)) for i, s in ranked] if ranked is not None else None,
-        semantic_reason=req.get("semantic_reason"),
-        **(req.get("options") or {}),
-    )
+    try:
+        out = bundle.ask(
+            str(req["question"]),
+            req.get("vector"),
+            ranked=[(str(i), float(s)) for i, s in ranked] if ranked is not None else None,
+            semantic_reason=req.get("semantic_reason"),
+            **(req.get("options") or {}),
+        )
+    except DataMissing as exc:
+        return json.dumps({"missing": list(exc.names)})
     return json.dumps(out, ensure_ascii=False)

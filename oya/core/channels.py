@@ -31,8 +31,13 @@ class ChannelUnavailable(Exception):
 
 
 class DataMissing(Exception):
-    """A backend must fetch data before it can answer (a sharded bundle's ``ShardsMissing``). Not
-    a broken channel: the pipeline lets it through to the caller, who fetches and asks again."""
+    """A backend must fetch the named data before it can answer (a sharded bundle's
+    ``ShardsMissing``). Not a broken channel: the pipeline lets it through to the caller, who
+    fetches ``names`` and asks again."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(f"{len(names)} to fetch first: {', '.join(names[:3])}")
+        self.names = tuple(names)
 
 
 class Channel(Protocol):

@@ -128,10 +128,6 @@ def shard_name(kind: str, packed: bytes, ext: str = "json") -> str:
 class ShardsMissing(DataMissing):
     """The fetcher does not hold these shards yet: fetch them (all at once) and ask again."""
 
-    def __init__(self, names: Sequence[str]) -> None:
-        super().__init__(f"{len(names)} shards to fetch: {', '.join(names[:3])}")
-        self.names = tuple(names)
-
 
 class ShardStore:
     """Shards through the injected ``fetch``: names checked, bytes checked against the name."""

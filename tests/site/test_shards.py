@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from test_pages import SAMPLE_REPO, make_index
 
-from oya.core.bundle import Bundle, decode_bundle, load_bundle
+from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
 from oya.core.bundle_format import BundleError
 from oya.core.query import plan_query
 from oya.core.records import Chunk
@@ -225,6 +225,20 @@ def test_a_fetcher_that_asks_to_fetch_first_gets_the_same_answers_in_few_rounds(
     assert fetch.until_done(lambda: _answer(bundle, PROSE[0], vector=vector)) == _answer(
         whole, PROSE[0], vector=vector
     )
+
+
+def test_ask_json_names_the_missing_shards_and_answers_once_they_are_fetched(built: dict[str, Any]) -> None:
+    whole: Bundle = built["whole"]
+    fetch = AskFirstFetch(built["folder"])
+    bundle = fetch.until_done(lambda: open_shards(fetch, built["info"]["manifest"]))
+    request = json.dumps({"question": PROSE[1], "semantic_reason": "no model"})
+    rounds = 0
+    while "missing" in (reply := json.loads(ask_json(bundle, request))):
+        rounds += 1
+        fetch.held.update((n, folder_fetch(built["folder"])(n)) for n in reply["missing"])
+    expected = json.loads(ask_json(whole, request))
+    reply.pop("timings_ms"), expected.pop("timings_ms")
+    assert reply == expected and 1 <= rounds <= 3
 
 
 def _tampered(folder: Path, change: Callable[[str, bytes], bytes]) -> Callable[[str], bytes]:
