@@ -28,6 +28,8 @@ Theory of operation:
    times what an answer takes on this machine at its measured speed
    (``oya.query.llm_speed.time_limit``), else ``DEFAULT_TIME_LIMIT``. A timeout, an unreadable
    reply or any other failure gives the extractive answer with a one-line reason in the note.
+   So does a retrieval of LOW confidence for a local model, which is then not asked at all
+   (``min_confidence``): a confident wrong answer is worse than the code found.
    Confidence and search quality always come from the retrieval, never from the model.
 6. A local model gets a prompt sized for it: the snippets that rank first, whole where they fit
    and without line numbers (``oya.query.llm_context``), within ``LLM_CONTEXT_BUDGET`` tokens or
@@ -50,7 +52,7 @@ from typing import Any, Protocol
 
 from oya.core.answer import Answer, answer_items, extractive_answer, validate_citations
 from oya.core.options import RetrievalOptions
-from oya.core.results import RetrievalResult
+from oya.core.results import CONFIDENCE_LEVELS, RetrievalResult
 from oya.core.text import split_lines
 from oya.errors import ModelError
 from oya.query.llm_context import fit_context, render_compact
@@ -59,7 +61,9 @@ from oya.query.llm_guard import (
     ReplyGuard,
     final_reason,
     no_citation_reason,
+    off_topic_reason,
     proposed_citations,
+    tests_only_reason,
 )
 from oya.query.llm_speed import PrefixCache, SpeedRecord, context_for_speed, model_key, time_limit
 from oya.settings import CachePaths
@@ -295,6 +299,8 @@ class _ModelAnswerer:
     context_budget: int | None = None
     diagram_budget: int | None = None
     numbered = True  # every line of the context carries its number (a citation can name any)
+    # the lowest retrieval confidence at which the model is asked; below it the extractive answer
+    min_confidence = "LOW"
 
     def retrieval_options(self, k: int) -> RetrievalOptions:
         """The retrieval options for a question this answerer will answer."""
@@ -341,9 +347,12 @@ class _ModelAnswerer:
         """
         if not result.citations:
             return _fallback(result, "no code was retrieved, so the model was not asked")
+        level = result.confidence.level
+        if CONFIDENCE_LEVELS.index(level) > CONFIDENCE_LEVELS.index(self.min_confidence):
+            return _fallback(result, f"retrieval confidence is {level}, so the model was not asked to guess")
         retrieved, result = result, self._prepare(result)
         links = LinkFilter(on_token) if on_token is not None else None
-        guard = ReplyGuard(result, links.feed if links is not None else None)
+        guard = ReplyGuard(result, links.feed if links is not None else None, question)
         self.stamps = []
         self.result = result
         started = time.monotonic()
@@ -365,7 +374,7 @@ class _ModelAnswerer:
                     close()  # stops a generator, and with it the generation
             self._measured(messages, started)
             text, proposed = parse_reply(stream.buffer)
-            reason = final_reason(text, question)
+            reason = final_reason(text, question) or off_topic_reason(text, question)
             if reason is not None:
                 raise DegenerateReply(reason)
             reason = guard.grounding_reason(text)  # a server's answer-first reply is checked here
@@ -374,6 +383,9 @@ class _ModelAnswerer:
             kept, rejected = validate_citations(proposed, result)
             if not kept:
                 raise DegenerateReply(no_citation_reason(rejected))
+            reason = tests_only_reason(kept, question)  # a server's answer-first reply is checked here
+            if reason is not None:
+                raise DegenerateReply(reason)
         except Exception as exc:  # any failure: the extractive answer, with the reason
             return _fallback(retrieved, _one_line(exc))
         guard.release()
@@ -453,6 +465,9 @@ class LlamaAnswerer(_ModelAnswerer):
     context_budget = LLM_CONTEXT_BUDGET
     diagram_budget = LLM_DIAGRAM_BUDGET
     numbered = False  # its schema lists the snippets' first lines: numbers would cost 56 % more tokens
+    # At LOW the retrieval says the index may not hold the answer; a 1.5B model then guesses
+    # from what it was given (bench/results/llm_survey_verdicts.json): the code found is shown.
+    min_confidence = "MEDIUM"
 
     def __init__(
         self,

@@ -1,4 +1,6 @@
-"""What a local model reads (oya.query.llm_context): whole first-ranked snippets, no line numbers.
+"""What a local model reads (oya.query.llm_context): whole first-ranked snippets, no line numbers;
+and when its answer gives way to the extractive one: LOW confidence, an off-topic answer, an
+answer resting on tests alone (oya.query.llm_guard).
 
 The answering loop is real; ``FakeLlama`` (tests/adapters/fake_models.py) only records the
 prompt it was given and streams a canned reply, so the tests can read what the model read.
@@ -13,10 +15,11 @@ from pathlib import Path
 import pytest
 from fake_models import FakeLlama
 
-from oya.core.results import RetrievalResult
+from oya.core.results import Confidence, RetrievalResult
 from oya.core.tokenize import count_tokens
 from oya.query.llm import LlamaAnswerer, build_messages
 from oya.query.llm_context import fit_context
+from oya.query.llm_guard import off_topic_reason
 from oya.query.llm_server import OpenAIServerAnswerer
 from oya.query.searcher import Searcher
 from pipelines.build import run_build
@@ -114,3 +117,49 @@ def test_fitting_keeps_the_budget_the_rank_order_and_reads_nothing_twice(index_d
         assert sum(count_tokens(s.text) for s in fitted.context.snippets) <= budget
         assert fitted.citations[0].path == result.hits[0].chunk.path  # the first-ranked first
         assert [s.citation for s in fitted.context.snippets] == list(fitted.citations)
+
+
+# -- when the model's answer is not shown ----------------------------------------------------
+def _at(result: RetrievalResult, level: str) -> RetrievalResult:
+    return replace(result, confidence=Confidence(level, 0.0, f"{level} (test)"))
+
+
+def test_at_low_confidence_the_local_model_is_not_asked(index_dir: Path) -> None:
+    fake = FakeLlama("")
+    answerer = LlamaAnswerer(llm=fake)
+    result = _asked(index_dir, answerer)
+    fake.reply = _reply("parcels/weigh.py", result.citations[0].start_line)
+    low = answerer.answer(QUESTION, _at(result, "LOW"))
+    assert low.method == "extractive" and not fake.calls
+    assert "confidence is LOW" in low.note and "not asked" in low.note
+    for level in ("MEDIUM", "HIGH"):
+        assert answerer.answer(QUESTION, _at(result, level)).method == "llama"
+
+
+def test_an_answer_sharing_no_word_with_the_question_is_not_shown(index_dir: Path) -> None:
+    answerer = LlamaAnswerer(llm=FakeLlama(""))
+    result = _at(_asked(index_dir, answerer), "HIGH")
+    first = result.citations[0]
+    answerer.load().reply = json.dumps(  # a docstring sentence about something else, copied
+        {"citations": [{"path": first.path, "line": first.start_line}], "answer": "A relative site URL."}
+    )
+    answer = answerer.answer(QUESTION, result)
+    assert answer.method == "extractive" and "shares no word with the question" in answer.note
+    # the same words, or a part of a name, are enough
+    assert off_topic_reason("It adds the parcel weights.", QUESTION) is None
+    assert off_topic_reason("It sums every weight_3 reading.", QUESTION) is None
+
+
+def test_an_answer_citing_only_tests_stops_before_it_is_written(index_dir: Path) -> None:
+    fake = FakeLlama("")
+    answerer = LlamaAnswerer(llm=fake)
+    result = _at(_asked(index_dir, answerer), "HIGH")
+    test = next(c for c in result.citations if c.path.startswith("tests/"))
+    fake.reply = _reply(test.path, test.start_line)
+    shown: list[str] = []
+    answer = answerer.answer_stream(QUESTION, result, shown.append)
+    assert answer.method == "extractive" and "only test code" in answer.note
+    assert not shown  # rejected with the citations, before a word of the answer
+    # a question about the tests may rest on them
+    asked = "Which test checks the parcel total of weigh_parcels?"
+    assert answerer.answer(asked, result).method == "llama"
