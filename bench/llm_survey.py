@@ -140,12 +140,16 @@ def ask(searcher: Any, answerer: Any, question: str) -> dict[str, Any]:
     retrieval_s = time.perf_counter() - t0
     shown: list[float] = []
     started = time.perf_counter()
+    # set by answer_stream and _stream once the model is asked: a question it is not asked
+    # must not report the previous one's
+    answerer.result, answerer.raw, answerer.raw_stamps = None, [], []
     answer = answerer.answer_stream(question, result, lambda _piece: shown.append(time.perf_counter()))
     done = time.perf_counter()
     raw = "".join(getattr(answerer, "raw", []))
-    valid, proposed = proposed_validity(raw, result)
+    read = getattr(answerer, "result", None)  # the context the model read; None: not asked
+    valid, proposed = proposed_validity(raw, read if read is not None else result)
     stamps = getattr(answerer, "raw_stamps", [])
-    shown_to_model = getattr(answerer, "result", None) or result  # the context the model read
+    snippets = read.context.snippets if read is not None else ()
     return {
         "question": question,
         "answer": answer.text,
@@ -156,17 +160,17 @@ def ask(searcher: Any, answerer: Any, question: str) -> dict[str, Any]:
         "proposed_citations": proposed,
         "valid_citations": valid,
         "confidence": result.confidence.level,
-        "snippets": len(shown_to_model.context.snippets),
-        "context": [
-            f"{s.citation.label}{' (cut)' if s.truncated else ''}" for s in shown_to_model.context.snippets
-        ],
-        "context_tokens": shown_to_model.context.tokens,
+        "snippets": len(snippets),
+        "context": [f"{s.citation.label}{' (cut)' if s.truncated else ''}" for s in snippets],
+        "context_tokens": read.context.tokens if read is not None else 0,
         "retrieval_s": round(retrieval_s, 3),
         "first_token_s": round(stamps[0] - started, 2) if stamps else None,
         "first_word_shown_s": round(shown[0] - started, 2) if shown else None,
         "answer_s": round(done - started, 2),
         "reply_pieces": len(stamps),
-        "grammar_full_scans": getattr(getattr(answerer._llm, "last_shortlist", None), "full_scans", None),
+        "grammar_full_scans": getattr(getattr(answerer._llm, "last_shortlist", None), "full_scans", None)
+        if stamps
+        else None,
         "load_before": load_before,
         "load_after": loadavg(),
     }
