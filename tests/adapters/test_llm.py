@@ -522,7 +522,11 @@ def test_the_default_model_answers_and_reuses_its_system_prompt_cache(
     print(f"{DEFAULT_MODEL} answered in {time.monotonic() - started:.1f} s: {answer.text!r} ({answer.note})")
     assert answer.method == "llama", answer.note
     assert answer.text and "".join(pieces) == answer.text
-    kept, rejected = validate_citations([(c.path, c.start_line) for c in answer.citations], res)
+    shown = answerer.result  # the retrieved snippets the model read (oya.query.llm_context)
+    assert shown is not None and {c.chunk_id for c in shown.citations} <= {h.chunk.id for h in res.hits} | {
+        c.chunk_id for c in res.citations
+    }
+    kept, rejected = validate_citations([(c.path, c.start_line) for c in answer.citations], shown)
     assert answer.citations and len(kept) == len(answer.citations) and rejected == 0
     assert SpeedRecord(tmp_path).get(model_key(model)) is not None  # the next limit is this machine's
     # the grammar was asked about a shortlist of likely tokens, rarely about the whole vocabulary
