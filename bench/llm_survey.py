@@ -7,8 +7,9 @@ Theory of operation:
   written from the code before any model ran.
 * Trees and indexes: each repository's source tree (``--tree NAME=PATH``) is indexed once with
   ``pipelines.build.run_build`` and the real embedder into ``--work/index/NAME``.
-* Each model (``--model PATH``, repeatable) is loaded once through ``LlamaAnswerer.load`` with
-  the settings ``oya ask --llm`` uses. Each question is retrieved with the answerer's own
+* Each model (``--model PATH``, repeatable) is loaded through ``LlamaAnswerer.load`` with
+  the settings ``oya ask --llm`` uses, afresh for every question (``load_s`` per answer), as a
+  new ``oya ask`` process does: the system prompt's KV cache is then restored from disk too. Each question is retrieved with the answerer's own
   retrieval options (k = 8, the local model's context budget) and answered through
   ``answer_stream``, the code path of ``oya ask --llm``. A subclass tees the streamed pieces
   (``_stream`` only; the guard, parsing and citation checks are the answerer's), so the raw
@@ -16,15 +17,19 @@ Theory of operation:
   reader sees is taken from the ``on_token`` callback.
 * Every model gets the same generous time limit (``SURVEY_LIMIT``), so slow answers are
   measured, not cut. Times are per question: retrieval, first word shown (from the start of ``answer_stream``),
-  whole answer, and end to end = retrieval + answer + the model's load time (a fresh
-  ``oya ask`` process loads the model each time; the embedder's load is not included).
+  whole answer, and end to end = retrieval + answer + the model's load time (the embedder's
+  load is not included). The first load of a run may read the model file from disk (a cold page
+  cache: ~5 s for the 1.5B); later ones find it in memory (~1 s), as repeated questions do.
   ``/proc/loadavg`` is read before and after every answer: numbers taken on a busy machine
   say so.
 * ``--legacy`` runs the same loop against an older ``oya`` on ``PYTHONPATH`` (the "before" of
   the speed work: the only APIs used are ``LlamaAnswerer(path, time_limit=)``,
   ``retrieval_options``, ``answer_stream`` and ``_stream``).
 * Verdicts are written by hand into ``bench/results/llm_survey_verdicts.json`` after reading the
-  answers against the expected ones; ``--report`` joins them with the measurements into
+  answers against the expected ones. What the reader was shown is judged, whoever wrote it: when
+  the guard replaced the model's reply by the extractive answer (a fallback, counted apart), that
+  answer is judged against the expected one like any other (older runs marked it "fallback",
+  unjudged); ``--report`` joins them with the measurements into
   ``bench/results/llm_survey.md``.
 
 Run: ``python -m bench.llm_survey --tree oya=/tmp/oya --tree click=/tmp/click-8.1.8
@@ -53,7 +58,7 @@ ASK_K = 8  # `oya ask`'s default
 SURVEY_LIMIT = 300.0
 # what the reader was shown: the model's answer judged against the expected one, or the
 # extractive answer because the guard rejected the model's (not a model answer, not judged)
-VERDICTS_ALLOWED = ("correct", "partly", "wrong", "fallback")
+VERDICTS_ALLOWED = ("correct", "partly", "wrong", "fallback")  # "fallback": unjudged (older runs)
 LOW_LOAD = 2.0
 
 
@@ -103,6 +108,18 @@ def teeing_answerer(model: Path, legacy: bool, work: Path) -> Any:
     return Teeing(model, time_limit=SURVEY_LIMIT, runtime_dir=work / "runtime")
 
 
+def reload(answerer: Any) -> float:
+    """Seconds to load the answerer's model afresh (the old one freed first)."""
+    old, answerer._llm = answerer._llm, None
+    close = getattr(old, "close", None)
+    if close is not None:
+        close()
+    del old
+    t0 = time.perf_counter()
+    answerer.load()
+    return time.perf_counter() - t0
+
+
 def proposed_validity(raw: str, result: Any) -> tuple[int, int]:
     """(valid, proposed) citations in the raw reply, or (0, 0) when it does not parse."""
     from oya.core.answer import validate_citations
@@ -123,11 +140,16 @@ def ask(searcher: Any, answerer: Any, question: str) -> dict[str, Any]:
     retrieval_s = time.perf_counter() - t0
     shown: list[float] = []
     started = time.perf_counter()
+    # set by answer_stream and _stream once the model is asked: a question it is not asked
+    # must not report the previous one's
+    answerer.result, answerer.raw, answerer.raw_stamps = None, [], []
     answer = answerer.answer_stream(question, result, lambda _piece: shown.append(time.perf_counter()))
     done = time.perf_counter()
     raw = "".join(getattr(answerer, "raw", []))
-    valid, proposed = proposed_validity(raw, result)
+    read = getattr(answerer, "result", None)  # the context the model read; None: not asked
+    valid, proposed = proposed_validity(raw, read if read is not None else result)
     stamps = getattr(answerer, "raw_stamps", [])
+    snippets = read.context.snippets if read is not None else ()
     return {
         "question": question,
         "answer": answer.text,
@@ -138,14 +160,17 @@ def ask(searcher: Any, answerer: Any, question: str) -> dict[str, Any]:
         "proposed_citations": proposed,
         "valid_citations": valid,
         "confidence": result.confidence.level,
-        "snippets": len(result.context.snippets),
-        "context_tokens": result.context.tokens,
+        "snippets": len(snippets),
+        "context": [f"{s.citation.label}{' (cut)' if s.truncated else ''}" for s in snippets],
+        "context_tokens": read.context.tokens if read is not None else 0,
         "retrieval_s": round(retrieval_s, 3),
         "first_token_s": round(stamps[0] - started, 2) if stamps else None,
         "first_word_shown_s": round(shown[0] - started, 2) if shown else None,
         "answer_s": round(done - started, 2),
         "reply_pieces": len(stamps),
-        "grammar_full_scans": getattr(getattr(answerer._llm, "last_shortlist", None), "full_scans", None),
+        "grammar_full_scans": getattr(getattr(answerer._llm, "last_shortlist", None), "full_scans", None)
+        if stamps
+        else None,
         "load_before": load_before,
         "load_after": loadavg(),
     }
@@ -174,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
         answerer.load()
         load_s = time.perf_counter() - t0
         llm = getattr(answerer, "_llm", None)
+        fresh = not args.legacy and not args.one_load
         # a run split into stages (--only) keeps the answers of the other stages
         rows = [
             r
@@ -190,11 +216,14 @@ def run(args: argparse.Namespace) -> int:
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
             "answers": rows,
         }
-        for q in questions:
+        for i, q in enumerate(questions):
+            if fresh and i:  # a new `oya ask` process: the model loaded again, its KV cache empty
+                load_s = reload(answerer)
             row = ask(searchers[q["repo"]], answerer, q["question"])
             row.update(
                 id=q["id"],
                 repo=q["repo"],
+                load_s=round(load_s, 2),
                 end_to_end_s=round(row["retrieval_s"] + row["answer_s"] + load_s, 2),
             )
             rows.append(row)
@@ -219,6 +248,9 @@ def summarize(run: dict[str, Any], verdicts: dict[str, Any]) -> dict[str, Any]:
     firsts = [r["first_word_shown_s"] for r in rows if r["first_word_shown_s"] is not None]
     judged = {k: v for k, v in verdicts.items() if any(r["id"] == k for r in rows)}
     counts = {v: sum(1 for j in judged.values() if j["verdict"] == v) for v in VERDICTS_ALLOWED}
+    # the fallbacks' own verdicts: the extractive answer shown, judged like any other
+    fell = [judged[r["id"]]["verdict"] for r in rows if r["method"] != "llama" and r["id"] in judged]
+    fallback_verdicts = ", ".join(f"{fell.count(v)} {v}" for v in VERDICTS_ALLOWED[:3] if fell.count(v))
     proposed = sum(r["proposed_citations"] for r in rows)
     loads = [r["load_before"] for r in rows] + [r["load_after"] for r in rows]
     # the issue's time bounds hold at low load: the answers begun and ended below LOW_LOAD
@@ -230,6 +262,7 @@ def summarize(run: dict[str, Any], verdicts: dict[str, Any]) -> dict[str, Any]:
         "questions": len(rows),
         "model_answers": len(model_rows),
         "fallbacks": len(rows) - len(model_rows),
+        "fallback_verdicts": fallback_verdicts,
         "first_word_p50": round(statistics.median(firsts), 1) if firsts else None,
         "answer_p50": round(statistics.median(r["answer_s"] for r in rows), 1),
         "e2e_p50": round(statistics.median(e2e), 1),
@@ -276,8 +309,10 @@ def report() -> int:
         "reading it against the question's expected answer in `bench/llm_survey_questions.json`).",
         "Times in seconds on this machine (2 cores); end to end = retrieval + answer + model load.",
         "**correct** = right and answers the question; **partly** = right in part, or misses the mechanism",
-        "asked about, or has a wrong detail; **wrong** = the main claim is false; **fallback** = the guard",
-        "rejected the model's reply and the extractive answer was shown, with the reason.",
+        "asked about, or has a wrong detail; **wrong** = the main claim is false. A **fallback** is an",
+        "answer where the guard rejected the model's reply and showed the extractive answer with the reason;",
+        "it is judged like any other answer (counted in correct/partly/wrong, its verdicts also beside the",
+        'fallbacks), except in the first three runs, which left a fallback unjudged (verdict "fallback").',
         "",
         "| model | MB | threads | load s | first word p50 | answer p50 | end to end p50 | p95 | model answers "
         "| fallbacks | proposed citations valid | correct | partly | wrong | load avg (min/median/max) "
@@ -286,10 +321,13 @@ def report() -> int:
     ]
     for label, run in runs.items():
         s = summarize(run, verdicts.get(label, {}))
+        fallbacks = (
+            f"{s['fallbacks']} ({s['fallback_verdicts']})" if s["fallback_verdicts"] else s["fallbacks"]
+        )
         lines.append(
             f"| {label} | {run['model_bytes'] / 1e6:.0f} | {run.get('threads')} | {run['load_s']} | "
             f"{s['first_word_p50']} | {s['answer_p50']} | {s['e2e_p50']} | {s['e2e_p95']} | "
-            f"{s['model_answers']}/{s['questions']} | {s['fallbacks']} | {s['citations_valid']} | "
+            f"{s['model_answers']}/{s['questions']} | {fallbacks} | {s['citations_valid']} | "
             f"{s['correct']} | {s['partly']} | {s['wrong']} | {s['load_min']}/{s['load_median']}/{s['load_max']} | {s['calm']} |"
         )
     lines += shared_subset_lines(runs, verdicts)
@@ -321,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="question ids or repository names, comma-separated")
     ap.add_argument("--label", default="", help="the run's name in the results (default: the file name)")
     ap.add_argument("--legacy", action="store_true", help="an older oya on PYTHONPATH (the 'before')")
+    ap.add_argument("--one-load", action="store_true", help="load each model once, not per question")
     ap.add_argument("--report", action="store_true", help="write llm_survey.md from the results")
     args = ap.parse_args(argv)
     return report() if args.report else run(args)

@@ -52,7 +52,7 @@ class SkippedFile:
 
 
 # where a file comes from when it is not source a maintainer edits (oya.scanning.provenance)
-ORIGINS = ("generated", "vendored", "amalgamated", "copy", "declaration")
+ORIGINS = ("generated", "vendored", "amalgamated", "copy", "declaration", "tooling")
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,16 +145,30 @@ def unnamed_copies(origins: Mapping[str, str], paths: Iterable[str], question: s
     copies) and that ``question`` does not name by their path: they rank after the source they
     copy. A name alone is not enough: ``json.hpp`` is the source's name too. Type declarations
     (``x.d.ts`` beside ``x.js``) stay in place when the first line speaks of types: "fix response
-    headers types" is fixed in ``index.d.ts``."""
+    headers types" is fixed in ``index.d.ts``; the project's tooling (``tools/cpplint/cpplint.py``
+    in a C++ project) when the question names it (``cpplint``) or speaks of scripts."""
     if not origins:
         return frozenset()
     low = question.lower()
     types = _ASKS_TYPES.search(first_line(question)) is not None
+    words = set(_WORDS.findall(low))
+    scripts = _ASKS_SCRIPT.search(question) is not None
     return frozenset(
         p
         for p in paths
-        if p in origins and p.lower() not in low and not (types and origins[p] == "declaration")
+        if p in origins
+        and p.lower() not in low
+        and not (types and origins[p] == "declaration")
+        and not (origins[p] == "tooling" and (scripts or _stem(p).lower() in words))
     )
+
+
+_WORDS = re.compile(r"[\w-]+")
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
 def first_line(question: str) -> str:

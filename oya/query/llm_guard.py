@@ -16,6 +16,11 @@ Theory of operation:
    an answer of fewer than ``MIN_WORDS`` words, one that stops on a colon, or one that only
    repeats the question is rejected the same way, and so is one that names code the
    retrieved snippets do not contain (``ungrounded_name``): it cannot be checked against them.
+   So is an answer that shares no word with the question (``off_topic_reason``: a small model
+   short of an answer copies a docstring sentence about something else), and one whose every
+   kept citation is test code when the question is not about tests (``tests_only_reason``:
+   checked with the citations, before the answer is written; a 1.5B model that read only a
+   test described the test, not the code, bench/results/llm_survey_verdicts.json).
 3. What passes is streamed through a delay line that holds back the last ``HOLD_WORDS``
    words, so a loop is caught before its repeats are printed; the rest is released only when
    every check has passed (``release``), or dropped (``ReplyGuard.discard``).
@@ -32,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from oya.core.answer import validate_citations
+from oya.core.kinds import is_test_path, mentions_tests
 from oya.core.results import Citation, RetrievalResult
 from oya.errors import ModelError
 
@@ -53,6 +59,15 @@ _BACKTICKED = re.compile(r"(`+)([^`\n]{1,200}?)\1(?!`)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CODE_SPELLING = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")  # snake_case, camelCase
 MIN_NAME = 3  # shorter names ("c", "ok") are too common to tell anything
+STEM = 5  # letters a word is compared by: "links" and "link", "weights" and "weigh" agree
+_WORD_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")  # snake_case and camelCase split
+# words that say nothing of a question's subject
+_STOP = frozenset(
+    "about after also and are been before between both but can could did does doing done each for from "
+    "had has have how into its just made make makes more most not off once only other out over same "
+    "should some such than that the their them then there these they this those through too under "
+    "until very was were what when where which while who why will with would you your".split()
+)
 
 
 class DegenerateReply(ModelError):
@@ -133,6 +148,28 @@ def ungrounded_name(text: str, corpus: str) -> str | None:
     return None
 
 
+def subject_words(text: str) -> frozenset[str]:
+    """The words of ``text`` that can name a subject, compared by their first ``STEM`` letters."""
+    parts = (p.lower() for p in _WORD_PART.findall(text))
+    return frozenset(p[:STEM] for p in parts if len(p) >= 3 and p not in _STOP)
+
+
+def off_topic_reason(text: str, question: str) -> str | None:
+    """Why ``text`` does not answer ``question``: it shares no word with it (None if it does)."""
+    asked = subject_words(question)
+    if asked and not asked & subject_words(text):
+        return "the model's answer shares no word with the question, so it does not answer it"
+    return None
+
+
+def tests_only_reason(kept: tuple[Citation, ...], question: str) -> str | None:
+    """Why an answer resting only on ``kept`` is not shown: all test code, for a question not
+    about tests (None otherwise)."""
+    if kept and all(is_test_path(c.path) for c in kept) and not mentions_tests(question):
+        return "the model cited only test code for a question about the code itself"
+    return None
+
+
 def _clip(text: str, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -185,9 +222,12 @@ class ReplyGuard:
     ``emit`` receives released text (already link-filtered by the caller, or not).
     """
 
-    def __init__(self, result: RetrievalResult, emit: Callable[[str], None] | None) -> None:
+    def __init__(
+        self, result: RetrievalResult, emit: Callable[[str], None] | None, question: str | None = None
+    ) -> None:
         self.result = result
         self.emit = emit
+        self.question = result.question if question is None else question
         self.answer = ""
         self.released = 0  # characters of self.answer passed to emit
         self.cleared = False  # the citations were validated before the answer
@@ -200,6 +240,9 @@ class ReplyGuard:
         kept, rejected = validate_citations(proposed, self.result)
         if not kept:
             raise DegenerateReply(no_citation_reason(rejected))
+        reason = tests_only_reason(kept, self.question)
+        if reason is not None:
+            raise DegenerateReply(reason)
         self.cleared = True
 
     def feed_answer(self, piece: str) -> None:

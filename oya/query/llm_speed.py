@@ -42,8 +42,10 @@ MAX_LIMIT = 600.0
 TYPICAL_REPLY_TOKENS = 200  # citations and a few sentences: the median reply was ~75-150 tokens
 WRITE_READ_RATIO = 1 / 6  # tokens written per token read, until a reply is measured (bench: 9.6 vs 55)
 _STATE_SUFFIX = ".kvstate"
-READ_SECONDS = 5.0  # of an answer's ~15 s: the rest is the model's load, the citations and the answer
-MODEL_TOKENS_PER_CORE_TOKEN = 1.6  # code in a model's tokenizer vs the core's estimate (bench: 1,300/800)
+READ_SECONDS = 7.0  # of an answer's ~13 s: the rest is the model's load (~1 s), the citations and the answer
+# code without line numbers in Qwen2.5's tokenizer vs the core's estimate (0.96 on 95k core tokens
+# of oya, click and gin), plus the snippets' header lines (oya.query.llm_context)
+MODEL_TOKENS_PER_CORE_TOKEN = 1.0
 MIN_CONTEXT = 300  # core tokens: two or three short snippets, however slow the machine
 
 

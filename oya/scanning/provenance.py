@@ -32,6 +32,12 @@ Theory of operation (first rule that applies decides; one pass over the texts, l
    ``src/decNumber/`` with IBM's ICU licence). Only C-family code: a Rust workspace's crates, a
    JavaScript monorepo's packages carry licence files of their own and are the project's code (they
    also carry a manifest, which C has none of).
+7. Tooling: code in another language than the repository's own, under a tooling or packaging
+   folder (``tools/``, ``scripts/``, ``pkg/``, ``ci/``...), is the project's tooling, not its code:
+   nlohmann/json's ``tools/cpplint/cpplint.py``, ripgrep's Homebrew formula ``pkg/brew/*.rb``. The
+   repository's own language is the family (C and C++ one, JavaScript and TypeScript one, the JVM
+   languages one) of at least ``MAIN_SHARE`` of its source files; without one, no file is tooling.
+   A Go project's ``pkg/`` is Go, its own language, and stays source.
 """
 
 from __future__ import annotations
@@ -303,6 +309,49 @@ def licence_origins(paths: Iterable[str], licences: Mapping[str, set[str]]) -> d
     return out
 
 
+# --- 7. tooling ----------------------------------------------------------------------------
+
+MAIN_SHARE = 0.6  # of the source files in one language family: the repository's own language
+_TOOL_DIRS = frozenset(
+    "tools tool scripts script bin build-aux buildscripts ci pkg packaging hack devtools".split()
+)
+_FAMILY = {
+    "c": "C/C++", "cpp": "C/C++", "javascript": "JavaScript/TypeScript", "typescript": "JavaScript/TypeScript",
+    "tsx": "JavaScript/TypeScript", "java": "JVM", "kotlin": "JVM", "scala": "JVM",
+}  # fmt: skip
+_CODE_LANGUAGES = frozenset(
+    "python javascript typescript tsx go rust java c cpp ruby csharp php kotlin swift scala".split()
+)
+
+
+def _family(language: str) -> str:
+    return _FAMILY.get(language, language.capitalize())
+
+
+def tooling_origins(files: Sequence[SourceFile]) -> dict[str, Provenance]:
+    """Source files in another language family than the repository's, under a tooling folder."""
+    code = [f for f in files if f.language in _CODE_LANGUAGES and file_kind(f.path) == "source"]
+    counts: dict[str, int] = {}
+    for f in code:
+        counts[_family(f.language)] = counts.get(_family(f.language), 0) + 1
+    if not counts:
+        return {}
+    main, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    if n < MAIN_SHARE * len(code):
+        return {}
+    out = {}
+    for f in code:
+        family = _family(f.language)
+        if family == main:
+            continue
+        folder = next((d for d in f.path.split("/")[:-1] if d.lower() in _TOOL_DIRS), None)
+        if folder is not None:
+            out[f.path] = Provenance(
+                "tooling", f"{family} under {folder}/ in a {main} project: its tooling, not its code"
+            )
+    return out
+
+
 # --- all of it ----------------------------------------------------------------------------
 
 
@@ -327,6 +376,11 @@ def file_origins(
             out[f.path] = found
         else:
             undecided.append(f)
-    for path, p in {**declaration_origins(f.path for f in undecided), **copy_origins(undecided)}.items():
+    later = {
+        **tooling_origins(undecided),
+        **declaration_origins(f.path for f in undecided),
+        **copy_origins(undecided),
+    }
+    for path, p in later.items():
         out.setdefault(path, p)
     return dict(sorted(out.items()))

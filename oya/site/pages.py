@@ -73,6 +73,7 @@ ORIGIN_LABELS = {
     "amalgamated": "A single-file build of other files",
     "copy": "A copy",
     "declaration": "Type declarations",
+    "tooling": "The project's tooling",
 }
 
 

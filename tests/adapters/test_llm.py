@@ -474,7 +474,7 @@ def test_a_slower_machine_gets_fewer_snippets_to_read(index_dir: Path, tmp_path:
     answerer = LlamaAnswerer(model, runtime_dir=tmp_path / "runtime")
     assert answerer.retrieval_options(8).context_budget == LLM_CONTEXT_BUDGET  # nothing measured yet
     budgets = []
-    for read_tps in (10_000.0, 200.0, 120.0, 1.0):  # tokens a second, fast to slow
+    for read_tps in (10_000.0, 100.0, 60.0, 1.0):  # tokens a second, fast to slow
         (tmp_path / "runtime" / "speed.json").unlink(missing_ok=True)
         SpeedRecord(tmp_path / "runtime").update(model_key(model), read_tps=read_tps)
         budgets.append(answerer.retrieval_options(8).context_budget)
@@ -522,7 +522,11 @@ def test_the_default_model_answers_and_reuses_its_system_prompt_cache(
     print(f"{DEFAULT_MODEL} answered in {time.monotonic() - started:.1f} s: {answer.text!r} ({answer.note})")
     assert answer.method == "llama", answer.note
     assert answer.text and "".join(pieces) == answer.text
-    kept, rejected = validate_citations([(c.path, c.start_line) for c in answer.citations], res)
+    shown = answerer.result  # the retrieved snippets the model read (oya.query.llm_context)
+    assert shown is not None and {c.chunk_id for c in shown.citations} <= {h.chunk.id for h in res.hits} | {
+        c.chunk_id for c in res.citations
+    }
+    kept, rejected = validate_citations([(c.path, c.start_line) for c in answer.citations], shown)
     assert answer.citations and len(kept) == len(answer.citations) and rejected == 0
     assert SpeedRecord(tmp_path).get(model_key(model)) is not None  # the next limit is this machine's
     # the grammar was asked about a shortlist of likely tokens, rarely about the whole vocabulary

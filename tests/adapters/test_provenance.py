@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oya.models import SourceFile
+from oya.scanning.languages import detect_language
 from oya.scanning.provenance import (
     attribute_origins,
     copy_origins,
@@ -19,6 +20,7 @@ from oya.scanning.provenance import (
     file_origins,
     header_origin,
     name_origin,
+    tooling_origins,
 )
 from oya.scanning.reader import scan_repository
 
@@ -137,6 +139,28 @@ def test_licence_headers_are_not_evidence() -> None:
 def test_declarations_beside_their_javascript() -> None:
     found = declaration_origins(["index.js", "index.d.ts", "lib/a.d.ts", "types/b.d.ts", "types/b.mjs"])
     assert sorted(found) == ["index.d.ts", "types/b.d.ts"]
+
+
+def _coded(path: str) -> SourceFile:
+    return SourceFile(path, detect_language(path) or "text", 1, "0" * 64, 1, "x\n")
+
+
+def test_code_in_another_language_under_a_tooling_folder_is_tooling() -> None:
+    cpp = [_coded(f"include/json/{n}.hpp") for n in "abcdefgh"]
+    others = ["tools/cpplint/cpplint.py", "pkg/brew/json.rb", "tools/gen.cpp", "src/bind.py", "docs/conf.py"]
+    found = tooling_origins([*cpp, *map(_coded, others)])
+    # the project's own language under tools/, foreign code outside tooling folders, and docs stay
+    assert {p: o.origin for p, o in found.items()} == {
+        "tools/cpplint/cpplint.py": "tooling",
+        "pkg/brew/json.rb": "tooling",
+    }
+    assert "Python under tools/ in a C/C++ project" in found["tools/cpplint/cpplint.py"].reason
+
+
+def test_no_tooling_without_a_main_language() -> None:
+    # a Go project's pkg/ is its own code; half Go, half Python has no main language
+    assert tooling_origins([_coded("pkg/a.go"), _coded("pkg/b.go"), _coded("cmd/c.go")]) == {}
+    assert tooling_origins([_coded("a.go"), _coded("b.go"), _coded("scripts/x.py"), _coded("y.py")]) == {}
 
 
 # --- .gitattributes ---------------------------------------------------------------------------

@@ -119,3 +119,14 @@ def test_type_declarations_stay_in_place_when_the_subject_speaks_of_types() -> N
         "index.d.ts",
         "dist/axios.js",
     }
+
+
+def test_tooling_stays_in_place_when_the_question_names_it_or_speaks_of_scripts() -> None:
+    origins = {"tools/cpplint/cpplint.py": "tooling", "single_include/json.hpp": "amalgamated"}
+    paths = ["tools/cpplint/cpplint.py", "single_include/json.hpp", "include/json.hpp"]
+    both = {"tools/cpplint/cpplint.py", "single_include/json.hpp"}
+    assert unnamed_copies(origins, paths, "parse error on an empty string") == both
+    assert unnamed_copies(origins, paths, "cpplint.py: whitespace warning") == {"single_include/json.hpp"}
+    assert unnamed_copies(origins, paths, "the release script fails") == {"single_include/json.hpp"}
+    # a word that only contains the stem does not name it
+    assert unnamed_copies(origins, paths, "cpplinter fails") == both
