@@ -144,6 +144,9 @@ def export_shards(
         "format": SHARDS_FORMAT,
         "version": SHARDS_VERSION,
         "manifest": name,
+        # every question reads these: the browser fetches them with the manifest, in one round
+        "graph": graph,
+        "vectors": vectors["file"] if vectors else None,
         "manifest_bytes": written[name],
         "graph_bytes": written[graph],
         "term_shards": len(buckets),

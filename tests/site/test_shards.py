@@ -273,6 +273,11 @@ def test_the_site_ships_shards_beside_the_whole_bundle_and_its_check_compares_th
     shards = bundle_info["shards"]
     folder = site / bundle_info["path"] / shards["path"]
     assert (folder / shards["manifest"]).is_file() and shards["chunk_shards"] > 1
+    # what every question reads is named in manifest.json, so the browser fetches it with the
+    # manifest in one round: the graph, and the vectors (the JS kernel's file)
+    listed = json.loads(gzip.decompress((folder / shards["manifest"]).read_bytes()))
+    assert shards["graph"] == listed["graph"] and (folder / shards["graph"]).is_file()
+    assert shards["vectors"] == listed["vectors"]["file"] and (folder / shards["vectors"]).is_file()
     whole = load_bundle(site / bundle_info["path"])
     sharded = open_shards(folder_fetch(folder), shards["manifest"])
     for q in PROSE:
