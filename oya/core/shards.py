@@ -39,10 +39,11 @@ Theory of operation:
   forever; a new build writes new names. The reader asks only for names the manifest lists,
   refuses any other form, and checks that the bytes it got hash to the name (``ShardStore``).
 * **The fetcher.** The core is handed ``fetch(name) -> bytes``, synchronous: in CPython a file
-  read (``folder_fetch``), in the browser worker a synchronous ``XMLHttpRequest`` (allowed in web
-  workers). Each shard is fetched at most once per opened bundle, and a stage asks for all the
-  shards it needs in one round (``ShardStore.tables``): the question's term buckets together, the
-  candidate pool's chunk shards together. A fetcher may instead raise ``ShardsMissing`` for what
+  read (``folder_fetch``), in the browser worker a read of the shards it has fetched so far
+  (``site_template/static/ask/shards.js``), which raises ``ShardsMissing`` for the others. Each
+  shard is fetched at most once per opened bundle, and a stage asks for all the shards it needs
+  in one round (``ShardStore.tables``): the question's term buckets together, the candidate
+  pool's chunk shards together. A fetcher may instead raise ``ShardsMissing`` for what
   it does not hold yet; the round then raises one ``ShardsMissing`` naming every shard the stage
   lacks, nothing is marked loaded, and the caller fetches them all in parallel and asks again
   (retrieval is deterministic, so the retry answers as an uninterrupted run). A question then

@@ -167,8 +167,8 @@ def _write_into(
         with Index(Path(index_dir)) as index:
             doc, vec_bytes = bundle_document(index)
         info = write_bundle(doc, vec_bytes, tmp / "bundle")
-        # the same data as content-hashed shards a question fetches on demand (oya.core.shards);
-        # the Ask panel still loads the whole bundle until its worker fetches shards (issue 26)
+        # the same data as content-hashed shards a question fetches on demand (oya.core.shards):
+        # the Ask panel's worker reads these; the whole files serve CPython (the golden check, tests)
         shards = export_shards(doc, vec_bytes, tmp / "bundle" / SHARDS_DIR)
         manifest["bundle"] = {"path": "bundle/", **info, "shards": {"path": SHARDS_DIR + "/", **shards}}
         sizes["bundle"] = _tree_bytes(tmp / "bundle")
