@@ -34,10 +34,12 @@ Theory of operation:
 
   Vectors stay whole (``vectors-*.bin.gz``, the ``vectors.bin`` layout), fetched on the first
   pure-Python semantic search only.
-* **Names are content hashes.** A shard is named ``<kind>-<16 hex of sha256 of its gzipped
-  bytes>.json.gz`` (vectors ``.bin.gz``), the manifest too, so a browser may cache every file
+* **Names are content hashes.** A shard is named ``<kind>-<16 hex of sha256 of its bytes before
+  gzip>.json.gz`` (vectors ``.bin.gz``), the manifest too, so a browser may cache every file
   forever; a new build writes new names. The reader asks only for names the manifest lists,
-  refuses any other form, and checks that the bytes it got hash to the name (``ShardStore``).
+  refuses any other form, and checks that the bytes it got, inflated, hash to the name
+  (``ShardStore``): a host that serves ``.gz`` files with ``Content-Encoding: gzip`` hands the
+  browser inflated bytes, and they check alike.
 * **The fetcher.** The core is handed ``fetch(name) -> bytes``, synchronous: in CPython a file
   read (``folder_fetch``), in the browser worker a read of the shards it has fetched so far
   (``site_template/static/ask/shards.js``), which raises ``ShardsMissing`` for the others. Each
@@ -119,11 +121,11 @@ def is_shard_name(name: str) -> bool:
     return _NAME.fullmatch(name) is not None
 
 
-def shard_name(kind: str, packed: bytes, ext: str = "json") -> str:
-    """The content-hashed file name of a shard whose gzipped bytes are ``packed``."""
+def shard_name(kind: str, payload: bytes, ext: str = "json") -> str:
+    """The content-hashed file name of a shard whose bytes (before gzip) are ``payload``."""
     if kind not in SHARD_KINDS:
         raise ValueError(f"unknown shard kind {kind!r}; expected one of {', '.join(SHARD_KINDS)}")
-    return f"{kind}-{hashlib.sha256(packed).hexdigest()[:16]}.{ext}.gz"
+    return f"{kind}-{hashlib.sha256(payload).hexdigest()[:16]}.{ext}.gz"
 
 
 class ShardsMissing(DataMissing):
@@ -137,18 +139,19 @@ class ShardStore:
         self._fetch = fetch
 
     def raw(self, name: str) -> bytes:
-        """The bytes of shard ``name`` (still gzipped), verified against the hash in its name."""
+        """The bytes of shard ``name``, inflated (as stored, or as a host that inflated them sent
+        them), verified against the hash in its name."""
         m = _NAME.fullmatch(name)
         if m is None:
             raise BundleError(f"not a shard name: {name[:80]!r}")
-        data = self._fetch(name)
+        data = inflate(self._fetch(name))
         if hashlib.sha256(data).hexdigest()[:16] != m.group(2):
             raise BundleError(f"shard {name} does not hold the bytes its name hashes")
         return data
 
     def table(self, name: str) -> dict[str, Any]:
         """Shard ``name`` decoded from gzipped JSON (it must be an object)."""
-        doc = json.loads(inflate(self.raw(name)))
+        doc = json.loads(self.raw(name))
         if not isinstance(doc, dict):
             raise BundleError(f"shard {name} is not a table")
         return doc
@@ -340,7 +343,7 @@ def _vector_loader(
     """Fetches and decodes the vectors shard when first called (the first pure-Python semantic search)."""
 
     def load() -> tuple[Sequence[float], bytes]:
-        _, _, scales, data, _ = decode_vectors(vt, inflate(store.raw(name)), ids)
+        _, _, scales, data, _ = decode_vectors(vt, store.raw(name), ids)
         return scales, data
 
     return load

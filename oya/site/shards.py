@@ -98,7 +98,7 @@ def export_shards(
 
     def put(kind: str, payload: bytes, ext: str = "json") -> str:
         packed = gzip_deterministic(payload)
-        name = shard_name(kind, packed, ext)
+        name = shard_name(kind, payload, ext)
         (out_dir / name).write_bytes(packed)
         written[name] = len(packed)
         return name
