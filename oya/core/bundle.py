@@ -26,6 +26,8 @@ Theory of operation:
   ``RankedListChannel``, because a pure-Python scan of 10k rows costs ~200 ms in Pyodide.
 * BM25 postings are decoded per query term on first use (``LazyBM25Index``): building a million
   tuples up front would add about a second to the browser's cold start for no query's benefit.
+* The same data can be shipped in shards a question fetches on demand (``oya.core.shards``):
+  ``open_shards`` returns this ``Bundle`` with a corpus and a BM25 index that fetch as they are read.
 * ``Bundle.ask`` uses ``RetrievalOptions()`` defaults, as the CLI does, unless options are given.
   A question over ``MAX_QUESTION_CHARS`` (a pasted bug report) is condensed first, as the CLI
   condenses it (``oya.core.report``), and the output's ``question_note`` says what went. A caller
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from oya.core.answer import extractive_answer
@@ -64,6 +66,8 @@ from oya.core.channels import (
     BM25Channel,
     Channel,
     ChannelUnavailable,
+    Corpus,
+    DataMissing,
     MemoryCorpus,
     RankedListChannel,
     VectorChannel,
@@ -97,10 +101,13 @@ class Bundle:
         vector_data: bytes = b"",
         vector_offsets: tuple[int, int] | None = None,
         origins: Mapping[str, str] | None = None,
+        corpus: Corpus | None = None,
+        load_vectors: Callable[[], tuple[Sequence[float], bytes]] | None = None,
     ) -> None:
         self.meta = dict(meta)
         self.chunks = list(chunks)
-        self.corpus = MemoryCorpus(self.chunks, origins)
+        # a sharded bundle (oya.core.shards) brings a corpus that fetches its chunks on demand
+        self.corpus: Corpus = corpus if corpus is not None else MemoryCorpus(self.chunks, origins)
         self.bm25 = bm25
         # one lexical channel for every question: it keeps the whole-file BM25's per-index tables
         # (file lengths, chunk -> file) instead of building them again for each question
@@ -111,12 +118,14 @@ class Bundle:
         self.vector_dim = vector_dim
         self._scales = list(vector_scales)
         self._data = vector_data
+        # a sharded bundle fetches its vectors on the first pure-Python semantic search only
+        self._load_vectors = load_vectors
         self._vector_index: VectorIndex | None = None
         # where the scales and the int8 rows start in vectors.bin (for a JavaScript kernel)
         self.vector_offsets = vector_offsets or (0, 4 * len(self.vector_ids))
 
     def __len__(self) -> int:
-        return len(self.chunks)
+        return len(self.bm25)  # one BM25 document per chunk, whether the chunks are here or sharded
 
     @property
     def has_vectors(self) -> bool:
@@ -128,6 +137,10 @@ class Bundle:
         if not self.has_vectors:
             return None
         if self._vector_index is None:
+            if self._load_vectors is not None:
+                scales, self._data = self._load_vectors()
+                self._scales = list(scales)
+                self._load_vectors = None
             matrix = dequantize(self._data, self._scales, self.vector_dim)
             self._vector_index = VectorIndex(self.vector_ids, matrix, self.vector_dim)
         return self._vector_index
@@ -294,15 +307,20 @@ def load_bundle(source: str | os.PathLike[str] | Mapping[str, bytes]) -> Bundle:
 def ask_json(bundle: Bundle, request: str) -> str:
     """``Bundle.ask`` over JSON (one string each way keeps the JavaScript/Python boundary cheap).
 
-    ``request``: ``{"question", "vector"?, "ranked"?, "semantic_reason"?, "options"?}``.
+    ``request``: ``{"question", "vector"?, "ranked"?, "semantic_reason"?, "options"?}``. A sharded
+    bundle whose fetcher lacks shards answers ``{"missing": [names]}`` instead: fetch them and send
+    the same request again (``oya.core.shards``).
     """
     req = json.loads(request)
     ranked = req.get("ranked")
-    out = bundle.ask(
-        str(req["question"]),
-        req.get("vector"),
-        ranked=[(str(i), float(s)) for i, s in ranked] if ranked is not None else None,
-        semantic_reason=req.get("semantic_reason"),
-        **(req.get("options") or {}),
-    )
+    try:
+        out = bundle.ask(
+            str(req["question"]),
+            req.get("vector"),
+            ranked=[(str(i), float(s)) for i, s in ranked] if ranked is not None else None,
+            semantic_reason=req.get("semantic_reason"),
+            **(req.get("options") or {}),
+        )
+    except DataMissing as exc:
+        return json.dumps({"missing": list(exc.names)})
     return json.dumps(out, ensure_ascii=False)

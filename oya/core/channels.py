@@ -30,6 +30,16 @@ class ChannelUnavailable(Exception):
     """A channel cannot run for this query (no vector, no index); reported, not fatal."""
 
 
+class DataMissing(Exception):
+    """A backend must fetch the named data before it can answer (a sharded bundle's
+    ``ShardsMissing``). Not a broken channel: the pipeline lets it through to the caller, who
+    fetches ``names`` and asks again."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(f"{len(names)} to fetch first: {', '.join(names[:3])}")
+        self.names = tuple(names)
+
+
 class Channel(Protocol):
     name: str
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from oya.core.answer_diagram import plan_diagram
-from oya.core.channels import Channel, ChannelUnavailable, Corpus
+from oya.core.channels import Channel, ChannelUnavailable, Corpus, DataMissing
 from oya.core.context import build_context
 from oya.core.file_lexical import FileTerms, fuse_files, rank_file_docs
 from oya.core.files import rank_files
@@ -73,6 +73,8 @@ def _run_channel(q: Query, ch: Channel, depth: int) -> tuple[list[tuple[str, flo
         return ch.search(q.plan, q.vector, depth), "ran", ""
     except ChannelUnavailable as exc:
         return None, "unavailable", str(exc)
+    except DataMissing:
+        raise  # the caller fetches what is missing and asks again (oya.core.shards)
     except Exception as exc:  # a broken channel must not sink the answer
         return None, "failed", f"{type(exc).__name__}: {exc}"
 

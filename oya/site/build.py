@@ -18,7 +18,8 @@ Theory of operation:
   files the steps above wrote), recording the renames in the manifest (``assets``).
 * ``manifest.json`` is how the Ask panel finds things: the wheel's file name, the model
   folder (or null when the index was not embedded with the model the browser can run), the
-  bundle's file names, and the index's embedding model id.
+  bundle's file names (and its shards' manifest, ``oya.core.shards``: written beside the whole
+  bundle from the same data, not yet read by the Ask panel), and the index's embedding model id.
 """
 
 from __future__ import annotations
@@ -160,11 +161,16 @@ def _write_into(
                 console, f"site: index embedded with {manifest['embedding_model']!r}: no query model shipped"
             )
     if with_bundle:
-        from oya.site.bundle import export_bundle
+        from oya.site.bundle import bundle_document, write_bundle
+        from oya.site.shards import SHARDS_DIR, export_shards
 
         with Index(Path(index_dir)) as index:
-            info = export_bundle(index, tmp / "bundle")
-        manifest["bundle"] = {"path": "bundle/", **info}
+            doc, vec_bytes = bundle_document(index)
+        info = write_bundle(doc, vec_bytes, tmp / "bundle")
+        # the same data as content-hashed shards a question fetches on demand (oya.core.shards):
+        # the Ask panel's worker reads these; the whole files serve CPython (the golden check, tests)
+        shards = export_shards(doc, vec_bytes, tmp / "bundle" / SHARDS_DIR)
+        manifest["bundle"] = {"path": "bundle/", **info, "shards": {"path": SHARDS_DIR + "/", **shards}}
         sizes["bundle"] = _tree_bytes(tmp / "bundle")
     # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
     from oya.site.assets import finish_assets

@@ -67,7 +67,7 @@ def quantize_int8(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scales
 
 
-def _gzip(data: bytes) -> bytes:
+def gzip_deterministic(data: bytes) -> bytes:
     """Deterministic gzip: the same bytes in give the same bytes out (mtime 0, no file name)."""
     return gzip.compress(data, compresslevel=6, mtime=0)
 
@@ -129,13 +129,9 @@ def _bm25_from_index(index: Index, chunks: list[Any]) -> dict[str, Any]:
     return {"doc_lens": lens, "terms": terms, "postings": [postings[t] for t in terms]}
 
 
-def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
-    """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
-
-    The returned dict goes into the site's ``manifest.json`` under ``bundle``; the Ask panel reads
-    ``index`` and ``vectors`` (file names relative to the bundle folder) from it.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
+def bundle_document(index: Index) -> tuple[dict[str, Any], bytes]:
+    """``index.json``'s document and ``vectors.bin``'s bytes (empty without vectors): the data both
+    the whole bundle and its shards (``oya.site.shards``) are written from."""
     chunks = index.all_chunks()  # ordered by (path, start_line, id)
     nodes, edges = graph_rows(index)
     node_ids = [n[0] for n in nodes]
@@ -219,22 +215,36 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
         }
     else:
         doc["vectors"] = None
+    return doc, vec_bytes
 
+
+def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
+    """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
+
+    The returned dict goes into the site's ``manifest.json`` under ``bundle``; the Ask panel reads
+    ``index`` and ``vectors`` (file names relative to the bundle folder) from it.
+    """
+    return write_bundle(*bundle_document(index), out_dir)
+
+
+def write_bundle(doc: dict[str, Any], vec_bytes: bytes, out_dir: Path) -> dict[str, str | int]:
+    """``export_bundle`` of a ``bundle_document`` already made (the site writes its shards from it too)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     index_file = out_dir / INDEX_FILE
-    index_file.write_bytes(_gzip(text.encode("utf-8")))
+    index_file.write_bytes(gzip_deterministic(text.encode("utf-8")))
     vectors_file = out_dir / VECTORS_FILE
     if vec_bytes:
-        vectors_file.write_bytes(_gzip(vec_bytes))
+        vectors_file.write_bytes(gzip_deterministic(vec_bytes))
     else:
         vectors_file.unlink(missing_ok=True)
     out: dict[str, str | int] = {
         "format": BUNDLE_FORMAT,
         "version": BUNDLE_VERSION,
         "index": INDEX_FILE,
-        "chunks": len(chunks),
-        "nodes": len(nodes),
-        "edges": len(edges),
+        "chunks": len(doc["chunks"]["text"]),
+        "nodes": len(doc["nodes"]["id"]),
+        "edges": len(doc["edges"]["source"]),
         "index_bytes": index_file.stat().st_size,
     }
     if vec_bytes:
@@ -242,7 +252,7 @@ def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
             {
                 "vectors": VECTORS_FILE,
                 "vector_dtype": "int8",
-                "dim": dim,
+                "dim": doc["vectors"]["dim"],
                 "vectors_bytes": vectors_file.stat().st_size,
             }
         )

@@ -20,7 +20,8 @@ Theory of operation:
   classes) are asked of the staged index through the DuckDB channels (what ``oya ask`` runs) and of
   the staged bundle through the pure core (what the Ask panel runs). Both without a question
   vector (lexical and graph channels; the bundle's vectors are int8, the index's float32, so a
-  semantic tie could order differently): the top hit and the top three files must agree.
+  semantic tie could order differently): the top hit and the top three files must agree. The
+  bundle's shards, opened as the browser opens them, must give the whole bundle's answers exactly.
 """
 
 from __future__ import annotations
@@ -29,14 +30,17 @@ import gzip
 import os
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from oya.core.bundle import load_bundle
+from oya.core.bundle import Bundle, load_bundle
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import retrieve
 from oya.core.results import RetrievalResult
+from oya.core.shards import folder_fetch, open_shards
 from oya.query.searcher import index_channels
 from oya.scanning.redact import find_credentials
+from oya.site.shards import SHARDS_DIR
 from oya.store.index import Index
 
 _LINK = re.compile(r'\b(?:href|src)="([^"]*)"')
@@ -122,9 +126,25 @@ def golden_questions(index: Index, n: int = GOLDEN_QUERIES) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+def _sharded(bundle_dir: Path) -> Bundle | None:
+    """The bundle's shards (``oya.site.shards``) opened as the browser would, or None without them."""
+    manifests = sorted((bundle_dir / SHARDS_DIR).glob("manifest-*.json.gz"))
+    if len(manifests) != 1:
+        return None
+    return open_shards(folder_fetch(manifests[0].parent), manifests[0].name)
+
+
+def _answer(bundle: Bundle, question: str) -> dict[str, Any]:
+    out = bundle.ask(question, None, semantic_reason=_NO_VECTOR)
+    out.pop("timings_ms", None)
+    return out
+
+
 def golden_mismatches(index_path: Path, bundle_dir: Path) -> tuple[list[str], list[str]]:
-    """The golden questions, and for each on which index and bundle disagree: what each answered."""
+    """The golden questions, and for each on which index and bundle disagree: what each answered.
+    A bundle written with shards must answer through them exactly as it answers whole."""
     bundle = load_bundle(bundle_dir)
+    sharded = _sharded(bundle_dir)
     mismatches: list[str] = []
     with Index(index_path) as index:
         questions = golden_questions(index)
@@ -142,6 +162,8 @@ def golden_mismatches(index_path: Path, bundle_dir: Path) -> tuple[list[str], li
             a, b = _top(ours), _top(theirs)
             if a != b:
                 mismatches.append(f"{q!r}: index {a} / bundle {b}")
+            if sharded is not None and _answer(sharded, q) != _answer(bundle, q):
+                mismatches.append(f"{q!r}: the bundle's shards answer otherwise than the whole bundle")
     return questions, mismatches
 
 

@@ -4,12 +4,20 @@
 //
 // Ops (ask/protocol.js carries them; handled in order of arrival):
 //   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
-//   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot)
+//   shards  {dir, manifest, prefetch, vectors}
+//                                            -> {chunks, vectors: rows, rounds}: the sharded bundle
+//                                               (oya.core.shards) opened over shards this worker
+//                                               fetches from dir (ask/shards.js); prefetch: fetched
+//                                               at once, before boot ends (manifest, graph, vectors)
+//   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot; a site
+//                                               without shards: the whole index.json, decoded)
 //   condense {question, more}                -> {text, note}: a question over the core's limit condensed
 //                                               (oya.core.report.condense_report, as the CLI condenses it;
 //                                               note null when it fits; more: "more than", it was capped)
 //   ask     {question, options, vector, semantic_reason}
 //                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
+//                                               (sharded: asked again after each round of missing shards;
+//                                               timings.shards: ms fetching, timings.rounds)
 //   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
 //   rank_js {vector, n}                      -> the JS kernel's ranking (tests, bench)
 // The semantic channel's ranking is computed here in JS, as deep as the core says it reads
@@ -18,6 +26,7 @@
 
 import { bootCore } from "./pyodide_boot.js";
 import { serve } from "./ask/protocol.js";
+import { createShardStore, untilFetched } from "./ask/shards.js";
 import { decodeVectors, rankVectors } from "./ask/vectors.js";
 
 // Forward a performance mark to the page, as an absolute time (the clocks' origins differ).
@@ -34,6 +43,12 @@ try {
   /* no PerformanceObserver: no profile */
 }
 
+// gzipped bytes (a shard) inflated into an ArrayBuffer (the vector kernel's input)
+async function inflate(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).arrayBuffer();
+}
+
 function engineHandlers() {
   let booting = null;
   let loading = null;
@@ -44,8 +59,36 @@ function engineHandlers() {
     pyodide.runPython(`
 import json
 from oya.core.bundle import decode_bundle, ask_json
+from oya.core.channels import DataMissing
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import condense_report
+from oya.core.shards import ShardsMissing, open_shards
+
+
+def _oya_fetch(name):
+    # oya_shard_bytes: the worker's map of fetched shards (ask/shards.js); undefined -> None
+    data = oya_shard_bytes(name)
+    if data is None or not hasattr(data, "to_bytes"):
+        raise ShardsMissing([name])
+    return data.to_bytes()
+
+
+def _oya_or_missing(call):
+    # a call over a sharded bundle, answered like ask_json: {"missing": [names]} until it has them
+    try:
+        return call()
+    except DataMissing as exc:
+        return json.dumps({"missing": list(exc.names)})
+
+
+def oya_open_shards(manifest):
+    def open_():
+        global OYA_BUNDLE
+        OYA_BUNDLE = open_shards(_oya_fetch, manifest)
+        layout = OYA_BUNDLE.vector_layout() if OYA_BUNDLE.vector_ids else None
+        return json.dumps({"chunks": len(OYA_BUNDLE), "layout": layout})
+
+    return _oya_or_missing(open_)
 `);
     forward("core-ready");
     return pyodide;
@@ -75,6 +118,37 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     };
   }
 
+  // The sharded bundle: the manifest, graph and vectors are fetched at once (while Python boots);
+  // opening reads manifest and graph, a question reads its own postings and chunks (ask loops).
+  async function openSharded({ dir, manifest, prefetch = [], vectors = null }) {
+    if (!booting) throw new Error("the engine worker got a bundle before 'boot'");
+    const store = createShardStore(dir);
+    const fetched = store.fetchAll(prefetch);
+    fetched.catch(() => {}); // awaited below, after boot
+    const pyodide = await booting;
+    await fetched;
+    forward("bundle-fetched");
+    pyodide.globals.set("oya_shard_bytes", (name) => store.get(name));
+    const open = pyodide.globals.get("oya_open_shards");
+    const { out, rounds } = await untilFetched(store, () => open(manifest));
+    const { chunks, layout } = JSON.parse(out);
+    forward("bundle-decoded");
+    let kernel = null;
+    if (layout && layout.count > 0 && vectors) {
+      await store.fetchAll([vectors]); // listed in the site's manifest; the core's own loader reads it too
+      kernel = decodeVectors(await inflate(store.get(vectors)), layout);
+    }
+    return {
+      pyodide,
+      kernel,
+      store,
+      chunks,
+      rounds,
+      askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
+      depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
+    };
+  }
+
   async function loaded() {
     if (!loading) throw new Error("no bundle loaded");
     return await loading;
@@ -88,6 +162,10 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     bundle: (args) => {
       if (!loading) loading = loadBundle(args);
       return loading.then(({ chunks, kernel }) => ({ chunks, vectors: kernel ? kernel.count : 0 }));
+    },
+    shards: (args) => {
+      if (!loading) loading = openSharded(args);
+      return loading.then(({ chunks, kernel, rounds }) => ({ chunks, vectors: kernel ? kernel.count : 0, rounds }));
     },
     condense: async ({ question, more = false }) => {
       if (!booting) throw new Error("the engine worker got a question to condense before 'boot'");
@@ -114,14 +192,32 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
         timings.vectors = performance.now() - tv;
       }
       const tp = performance.now();
-      const result = engine.askJson(JSON.stringify(request));
-      timings.python = performance.now() - tp;
+      const body = JSON.stringify(request);
+      let result;
+      if (engine.store) {
+        let python = 0;
+        const { out, rounds } = await untilFetched(engine.store, () => {
+          const t = performance.now();
+          const answer = engine.askJson(body);
+          python += performance.now() - t;
+          return answer;
+        });
+        result = out;
+        timings.shards = performance.now() - tp - python;
+        timings.rounds = rounds;
+        timings.python = python;
+      } else {
+        result = engine.askJson(body);
+        timings.python = performance.now() - tp;
+      }
       return { result, ranked, timings };
     },
     rank: async ({ vector, n }) => {
-      const { pyodide } = await loaded();
+      const { pyodide, store } = await loaded();
       pyodide.globals.set("OYA_QVEC", JSON.stringify(vector));
-      return pyodide.runPython(`json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)}))`);
+      const rank = () =>
+        pyodide.runPython(`_oya_or_missing(lambda: json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)})))`);
+      return store ? (await untilFetched(store, rank)).out : rank();
     },
     rank_js: async ({ vector, n }) => {
       const { kernel } = await loaded();

@@ -32,6 +32,7 @@ function fakeWorker(log) {
     ports.push(port1, port2);
     serve(port2, {
       boot: (args) => (log.push(["boot", args]), true),
+      shards: (args) => (log.push(["shards", args]), { chunks: 99, vectors: 2, rounds: 1 }),
       bundle: ({ index, vectors }) => {
         log.push(["bundle", new TextDecoder().decode(index), vectors ? new Uint8Array(vectors).length : null]);
         return { chunks: 1234, vectors: 2 };
@@ -187,6 +188,32 @@ test("a built site's content-hashed folders reach the worker and the model loade
       BASE,
       { vendor: "vendor/transformers.5d5d/", model: "models/all-MiniLM-L6-v2.9f8e" },
     ]);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a site with shards: the worker fetches them under the site's folder, the page no bundle file", async () => {
+  const log = [];
+  const base = "http://site.test/docs/wiki/"; // a site under a sub-path
+  const shards = { path: "shards/", manifest: "manifest-0123456789abcdef.json.gz", graph: "graph-0123456789abcdef.json.gz", vectors: null };
+  const manifest = { ...MANIFEST, bundle: { path: "bundle.77aa/", index: "index.json.gz", vectors: "vectors.bin.gz", shards } };
+  const requested = [];
+  const fetchFn = async (url) => (requested.push(url), new Response(JSON.stringify(manifest)));
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    const run = await engine.ask("where?");
+    assert.deepEqual(requested, [base + "manifest.json"]);
+    assert.deepEqual(log.find((e) => e[0] === "shards")[1], {
+      dir: base + "bundle.77aa/shards/",
+      manifest: shards.manifest,
+      prefetch: [shards.manifest, shards.graph],
+      vectors: null,
+    });
+    assert.equal(log.filter((e) => e[0] === "bundle").length, 0);
+    assert.equal(run.result.question, "where?");
+    assert.equal(engine.progress().get("bundle").label, "Index ready (99 chunks)");
   } finally {
     worker.close();
   }

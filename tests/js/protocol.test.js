@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { assetPath, bundleFiles, createClient, isGzip, serve, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
+import { assetPath, bundleFiles, createClient, isGzip, serve, shardFiles, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
 
 function channel(handlers) {
   const { port1, port2 } = new MessageChannel();
@@ -89,6 +89,24 @@ test("manifest: the wheel under vendor/ unless a path, the bundle's files, the m
   assert.equal(shipsModel({ model: "all-MiniLM-L6-v2" }), true);
   assert.equal(shipsModel({ model: null }), false);
   assert.equal(shipsModel({ model: false }), false);
+});
+
+test("manifest: the bundle's shards, under the bundle's folder, or null without them", () => {
+  const shards = { path: "shards/", manifest: "manifest-0123456789abcdef.json.gz", graph: "graph-0123456789abcdef.json.gz" };
+  assert.deepEqual(shardFiles({ bundle: { path: "bundle.77aa/", shards: { ...shards, vectors: "vectors-0123456789abcdef.bin.gz" } } }), {
+    dir: "bundle.77aa/shards/",
+    manifest: shards.manifest,
+    prefetch: [shards.manifest, shards.graph, "vectors-0123456789abcdef.bin.gz"],
+    vectors: "vectors-0123456789abcdef.bin.gz",
+  });
+  assert.deepEqual(shardFiles({ bundle: { shards: { ...shards, path: "s", vectors: null } } }), {
+    dir: "bundle/s/",
+    manifest: shards.manifest,
+    prefetch: [shards.manifest, shards.graph],
+    vectors: null,
+  });
+  assert.equal(shardFiles({ bundle: { index: "index.json.gz" } }), null);
+  assert.equal(shardFiles({ bundle: null }), null);
 });
 
 test("isGzip: the two magic bytes, nothing less", () => {

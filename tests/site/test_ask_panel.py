@@ -170,6 +170,13 @@ def test_ask_on_a_file_page_offline(
     assert len(hrefs) >= 5
     for href in sorted(set(hrefs)):
         check_anchor(ask_server, href)
+    # the index came as shards, fetched by the worker under the site's (hashed) bundle folder:
+    # never the whole index.json.gz / vectors.bin.gz
+    bundle = ask_site.manifest["bundle"]
+    shards_dir = "/" + bundle["path"] + bundle["shards"]["path"]
+    fetched = [p for p in ask_server.requested if p.startswith("/bundle")]
+    assert fetched and all(p.startswith(shards_dir) for p in fetched), fetched
+    assert shards_dir + bundle["shards"]["manifest"] in fetched and len(fetched) == len(set(fetched)), fetched
     load_test_hooks(page)
     progress = page.evaluate("oyaAsk.progress()")
     runtime_timings["ask_panel"] = {

@@ -243,6 +243,9 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
         page.wait_for_selector(ANSWERED)
 
     assert seconds < 5, f"the answer after a warmed-up engine took {seconds:.1f} s"
+    # the index as shards: what every question reads (manifest, graph, vectors) came with the engine
+    shards = ask_site.manifest["bundle"]["shards"]
+    shard_paths = ["/bundle/" + shards["path"] + shards[k] for k in ("manifest", "graph", "vectors")]
     entry = page.locator(".ask-entry").last
     level = ask_site.core_confidence("How is stock removed when an order ships?").level
     assert entry.locator(".ask-banner").get_attribute("data-level") == level
@@ -251,13 +254,13 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
         "/vendor/pyodide/pyodide.mjs",
         "/vendor/pyodide/pyodide.asm.wasm",
         "/vendor/pyodide/python_stdlib.zip",
-        "/bundle/index.json.gz",
-        "/bundle/vectors.bin.gz",
+        *shard_paths,
         "/static/embed.js",
         "/vendor/transformers/transformers.min.js",
         "/vendor/transformers/ort-wasm-simd-threaded.wasm",
     ):
         assert wanted in fetched, (wanted, sorted(fetched))
+    assert not {"/bundle/index.json.gz", "/bundle/vectors.bin.gz"} & fetched, sorted(fetched)
     assert any(p.endswith(".whl") for p in fetched) and any(p.startswith("/models/") for p in fetched)
     assert any(p.startswith("/vendor/pyodide.") for p in for_open)
     load_test_hooks(page)

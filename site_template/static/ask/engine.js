@@ -1,4 +1,5 @@
-// The question engine, page side, without DOM: the manifest, the index bundle's files, the Python
+// The question engine, page side, without DOM: the manifest, the index bundle (its shards, which the
+// worker fetches as questions need them, or the whole files of a site without shards), the Python
 // worker (pyodide_worker.js: Pyodide, the core and the JS vector kernel) and the query model
 // (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries. The
 // model loads once the engine's files are in, and a question asked before it is ready is answered
@@ -12,7 +13,7 @@
 // Progress: a Map step -> {label, state: busy|done|warn|fail, ms?, detail?}; onProgress() is called
 // on every change. Performance marks "oya:<step>" profile the cold start (util.markTimes).
 
-import { bundleFiles, createClient, isGzip, runtimePaths, shipsModel, wheelUrl } from "./protocol.js";
+import { bundleFiles, createClient, isGzip, runtimePaths, shardFiles, shipsModel, wheelUrl } from "./protocol.js";
 import { mark, MAX_QUESTION_CHARS } from "./util.js";
 
 async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
@@ -87,6 +88,7 @@ export function createEngine({
     holder.client = client;
     const manifest = await loadManifest();
     mark("manifest");
+    const shards = shardFiles(manifest);
     const files = bundleFiles(manifest);
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
@@ -95,13 +97,7 @@ export function createEngine({
       setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
     });
     booted.catch(() => {}); // awaited below; a failure while the bundle downloads is reported once
-    const [index, vectors] = await Promise.all([
-      fetchBundleFile(fetchFn, base + files.index, "index bundle"),
-      files.vectors ? fetchBundleFile(fetchFn, base + files.vectors, "bundle vectors") : Promise.resolve(null),
-    ]);
-    mark("bundle-fetched");
-    // both files move to the worker: index.json is parsed once, by Python; the vectors serve the JS kernel and the core
-    const decoded = client.call("bundle", { index, vectors }, vectors ? [index, vectors] : [index]);
+    const decoded = shards ? openShards(client, shards) : sendBundle(client, files);
     decoded.catch(() => {}); // awaited below, after boot
     await booted;
     const tl = performance.now();
@@ -113,6 +109,23 @@ export function createEngine({
     ready = true;
     mark("engine-ready");
     return { client, readyMs: performance.now() - t0 };
+  }
+
+  // A site with shards: the worker fetches them itself (a question's own, on demand; the shared
+  // ones at once, while Python boots). URLs under base, so a site under a sub-path works.
+  function openShards(client, shards) {
+    return client.call("shards", { ...shards, dir: new URL(shards.dir, base).href });
+  }
+
+  // A site without shards: the whole index.json and vectors.bin, fetched here and moved to the worker.
+  async function sendBundle(client, files) {
+    const [index, vectors] = await Promise.all([
+      fetchBundleFile(fetchFn, base + files.index, "index bundle"),
+      files.vectors ? fetchBundleFile(fetchFn, base + files.vectors, "bundle vectors") : Promise.resolve(null),
+    ]);
+    mark("bundle-fetched");
+    // both files move to the worker: index.json is parsed once, by Python; the vectors serve the JS kernel and the core
+    return await client.call("bundle", { index, vectors }, vectors ? [index, vectors] : [index]);
   }
 
   function loadEngine() {

@@ -92,14 +92,30 @@ export function wheelUrl(manifest) {
   return wheel.includes("/") ? wheel : "vendor/" + wheel;
 }
 
-export function bundleFiles(manifest) {
+function bundleDir(manifest) {
   const bundle = manifest.bundle;
   if (!bundle) throw new Error("this site was built without an index bundle (manifest.json: bundle is null)");
-  const dir = (bundle.path || bundle.dir || "bundle/").replace(/\/?$/, "/");
+  return (bundle.path || bundle.dir || "bundle/").replace(/\/?$/, "/");
+}
+
+export function bundleFiles(manifest) {
+  const bundle = manifest.bundle;
+  const dir = bundleDir(manifest);
   return {
     index: dir + (bundle.index || "index.json.gz"),
     vectors: bundle.vectors ? dir + bundle.vectors : null,
   };
+}
+
+// The bundle's shards (oya/site/shards.py), or null when the site has none: their folder (under the
+// site), the shard manifest's name, and what to fetch at once (manifest, graph, vectors: every
+// question reads them). vectors: the vectors shard's name (the JS kernel's file), or null.
+export function shardFiles(manifest) {
+  const shards = manifest.bundle && manifest.bundle.shards;
+  if (!shards || !shards.manifest) return null;
+  const dir = bundleDir(manifest) + (shards.path || "shards/").replace(/\/?$/, "/");
+  const vectors = shards.vectors || null;
+  return { dir, manifest: shards.manifest, prefetch: [shards.manifest, shards.graph, vectors].filter(Boolean), vectors };
 }
 
 // The site paths of the runtimes (folders ending in "/") and the query model (a folder, no slash).

@@ -1,0 +1,375 @@
+"""The bundle in shards: a question fetches the parts of the index it reads, not the whole index.
+
+Theory of operation:
+
+* **What a question reads.** The retrieval stages (``oya.core.stages``) reach the bundle through
+  four objects, and each needs a different share of it:
+
+  - the lexical channel and whole-file BM25 (``LazyBM25Index``, ``MemoryFileTerms``) read the
+    postings of the question's own terms (at most ``MAX_QUERY_TERMS``), plus every chunk's length,
+    id and path (``N``, ``avgdl``, the per-file lengths, ties broken by chunk id);
+  - the corpus (``Corpus``) hands out whole chunks — text, lines, kind, node — only for the fused
+    candidate pool (``dedup``: ``k * 6``, at least 60) and the expansion's connected code; every
+    stage also reads the chunk -> path map and each node's chunks (``chunk_ids_for_nodes``);
+  - the graph channel matches question words against every node's name, qualified name and path,
+    and expansion and the diagram walk the edges around the hits: the graph as a whole;
+  - the semantic channel scans every vector (or takes a ranking computed in JavaScript).
+
+* **How it is split.** One *manifest* holds what every question needs, column-oriented like
+  ``index.json`` (``oya.core.bundle``): ``meta``, ``paths``, ``pages``, ``origins``; per chunk its
+  ``id``, ``path``, ``start_line``, ``node`` and BM25 ``doc_lens``; and the names of every shard.
+  Then three kinds of shard, each a gzipped JSON table:
+
+  - ``terms-*``: the postings (as in ``index.json``: per term a flat, delta-encoded
+    ``[doc, tf, ...]``) of the terms whose bucket is ``zlib.crc32(term.encode("utf-8")) % B``
+    (``term_bucket``; CRC-32 is stable across runtimes and in CPython's and Pyodide's stdlib).
+    ``B`` is chosen by the writer so a bucket is about ``TERM_SHARD_BYTES`` gzipped; a question
+    of ``t`` distinct terms fetches at most ``t`` buckets.
+  - ``chunks-*``: the ``CHUNK_COLUMNS`` table of a run of consecutive chunks in bundle order
+    ``(path, start_line, id)``, so one file's chunks sit together; a file starts a new shard unless
+    it fits in the current one (about ``CHUNK_SHARD_BYTES`` of JSON). The manifest's
+    ``chunks.shards.first`` says which chunk position each shard starts at.
+  - ``graph-*``: ``nodes`` and ``edges`` as in ``index.json``, one shard (every question's graph
+    channel reads every node's names; a neighbourhood split is the next step).
+
+  Vectors stay whole (``vectors-*.bin.gz``, the ``vectors.bin`` layout), fetched on the first
+  pure-Python semantic search only.
+* **Names are content hashes.** A shard is named ``<kind>-<16 hex of sha256 of its bytes before
+  gzip>.json.gz`` (vectors ``.bin.gz``), the manifest too, so a browser may cache every file
+  forever; a new build writes new names. The reader asks only for names the manifest lists,
+  refuses any other form, and checks that the bytes it got, inflated, hash to the name
+  (``ShardStore``): a host that serves ``.gz`` files with ``Content-Encoding: gzip`` hands the
+  browser inflated bytes, and they check alike.
+* **The fetcher.** The core is handed ``fetch(name) -> bytes``, synchronous: in CPython a file
+  read (``folder_fetch``), in the browser worker a read of the shards it has fetched so far
+  (``site_template/static/ask/shards.js``), which raises ``ShardsMissing`` for the others. Each
+  shard is fetched at most once per opened bundle, and a stage asks for all the shards it needs
+  in one round (``ShardStore.tables``): the question's term buckets together, the candidate
+  pool's chunk shards together. A fetcher may instead raise ``ShardsMissing`` for what
+  it does not hold yet; the round then raises one ``ShardsMissing`` naming every shard the stage
+  lacks, nothing is marked loaded, and the caller fetches them all in parallel and asks again
+  (retrieval is deterministic, so the retry answers as an uninterrupted run). A question then
+  costs a few round trips (terms, pool chunks, connected chunks), not one per shard.
+* **Measured** (hashing-embedder indexes, 80 generated questions each, every answer identical to
+  the whole bundle's; per question: manifest + graph + its buckets + its chunk shards):
+
+  | index | index.json.gz | a question (median / max) | of which manifest + graph |
+  |---|---:|---:|---:|
+  | Oya itself, 169k lines, 6.1k chunks | 1.67 MB | 0.53 / 0.67 MB | 0.32 MB |
+  | networkx, 192k lines, 9.0k chunks | 2.34 MB | 0.68 / 0.81 MB | 0.51 MB |
+  | networkx + numpy + dagster, 727k lines, 43k chunks | 9.88 MB | 2.61 / 2.72 MB | 2.40 MB |
+
+  The question's own share (postings ~50-60 kB, chunks ~120-170 kB) barely grows with the
+  repository; the manifest (chunk ids) and the graph grow with it and are the next to split.
+* **Same retrieval.** ``open_shards`` returns an ordinary ``Bundle`` whose BM25 index
+  (``ShardedBM25Index``: ``LazyBM25Index`` that fills its raw postings a bucket at a time) and
+  corpus (``ShardedCorpus``) fetch on demand; the pipeline and its stages are the whole bundle's.
+  Chunk ids are not recomputed for the manifest's sake: they are shipped (16 hex digits a chunk)
+  because BM25 breaks ties by id over every scored chunk; the chunks a shard decodes are checked
+  against them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import zlib
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from oya.core.bm25 import BM25Index
+from oya.core.bundle import Bundle
+from oya.core.bundle_format import (
+    BundleError,
+    LazyBM25Index,
+    column,
+    decode_chunks,
+    decode_graph,
+    decode_origins,
+    decode_vectors,
+    get_table,
+    inflate,
+)
+from oya.core.channels import DataMissing
+from oya.core.records import Chunk
+
+SHARDS_FORMAT = "oya-shards"
+SHARDS_VERSION = 1
+TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
+# gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
+# 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
+TERM_SHARD_BYTES = 10_000
+# JSON bytes of chunk columns a chunk shard aims at (~3.5 kB gzipped): on Oya's own index a
+# question's candidate chunks cost 411 kB with 64 kB runs, 167 kB with 16 kB, 111 kB with 8 kB (2x the files)
+CHUNK_SHARD_BYTES = 16_000
+SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "vectors")
+
+Fetch = Callable[[str], bytes]
+_NAME = re.compile(r"(manifest|terms|chunks|graph|vectors)-([0-9a-f]{16})\.(json|bin)\.gz")
+
+
+def term_bucket(term: str, buckets: int) -> int:
+    """The bucket of ``term`` among ``buckets``: CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
+    return zlib.crc32(term.encode("utf-8")) % buckets
+
+
+def is_shard_name(name: str) -> bool:
+    """Whether ``name`` has the form of a shard's file name (``<kind>-<16 hex>.json.gz``)."""
+    return _NAME.fullmatch(name) is not None
+
+
+def shard_name(kind: str, payload: bytes, ext: str = "json") -> str:
+    """The content-hashed file name of a shard whose bytes (before gzip) are ``payload``."""
+    if kind not in SHARD_KINDS:
+        raise ValueError(f"unknown shard kind {kind!r}; expected one of {', '.join(SHARD_KINDS)}")
+    return f"{kind}-{hashlib.sha256(payload).hexdigest()[:16]}.{ext}.gz"
+
+
+class ShardsMissing(DataMissing):
+    """The fetcher does not hold these shards yet: fetch them (all at once) and ask again."""
+
+
+class ShardStore:
+    """Shards through the injected ``fetch``: names checked, bytes checked against the name."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self._fetch = fetch
+
+    def raw(self, name: str) -> bytes:
+        """The bytes of shard ``name``, inflated (as stored, or as a host that inflated them sent
+        them), verified against the hash in its name."""
+        m = _NAME.fullmatch(name)
+        if m is None:
+            raise BundleError(f"not a shard name: {name[:80]!r}")
+        data = inflate(self._fetch(name))
+        if hashlib.sha256(data).hexdigest()[:16] != m.group(2):
+            raise BundleError(f"shard {name} does not hold the bytes its name hashes")
+        return data
+
+    def table(self, name: str) -> dict[str, Any]:
+        """Shard ``name`` decoded from gzipped JSON (it must be an object)."""
+        doc = json.loads(self.raw(name))
+        if not isinstance(doc, dict):
+            raise BundleError(f"shard {name} is not a table")
+        return doc
+
+    def tables(self, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Every shard of ``names``, asked for in one round: when the fetcher lacks some (it raises
+        ``ShardsMissing``), one ``ShardsMissing`` lists them all, so they can be fetched together."""
+        got: list[dict[str, Any]] = []
+        missing: list[str] = []
+        for name in names:
+            try:
+                got.append(self.table(name))
+            except ShardsMissing as exc:
+                missing.extend(exc.names)
+        if missing:
+            raise ShardsMissing(missing)
+        return got
+
+
+class ShardedBM25Index(LazyBM25Index):
+    """``LazyBM25Index`` whose raw postings arrive a term bucket at a time, when a term is asked."""
+
+    __slots__ = ("_store", "_buckets", "_loaded")
+
+    def __init__(
+        self, doc_ids: Sequence[str], doc_lens: Sequence[int], store: ShardStore, buckets: Sequence[str]
+    ) -> None:
+        super().__init__(doc_ids, doc_lens, {})
+        self._store = store
+        self._buckets = list(buckets)
+        self._loaded: set[int] = set()
+
+    def _materialize(self, terms: Iterable[str]) -> None:
+        wanted = [t for t in terms if t not in self.postings]
+        if self._buckets:
+            need = sorted({term_bucket(t, len(self._buckets)) for t in wanted} - self._loaded)
+            # all of the question's buckets in one round; marked loaded only once they arrived, so
+            # a fetch that fails (or asks for the shards first) leaves the index as it was
+            for t in self._store.tables([self._buckets[b] for b in need]):
+                names: list[str] = column(t, "terms", None)
+                self._raw.update(zip(names, column(t, "postings", len(names)), strict=True))
+            self._loaded.update(need)
+        super()._materialize(wanted)
+
+    def query_terms(self, query_tokens: Iterable[str]) -> list[str]:
+        # whole-file BM25 asks for query terms directly (``MemoryFileTerms``); the lexical channel
+        # has fetched them by then, but a terms question must never see a half-loaded index
+        tokens = list(query_tokens)
+        self._materialize(tokens)
+        return super().query_terms(tokens)
+
+
+class ShardedCorpus:
+    """The ``Corpus`` of a sharded bundle: ids, paths and nodes in memory, chunks fetched by shard."""
+
+    def __init__(
+        self,
+        store: ShardStore,
+        *,
+        ids: Sequence[str],
+        chunk_paths: Sequence[str],
+        start_lines: Sequence[int],
+        chunk_nodes: Sequence[str | None],
+        shard_first: Sequence[int],
+        shard_names: Sequence[str],
+        paths: list[str],
+        node_ids: list[str],
+        origins: Mapping[str, str],
+    ) -> None:
+        self._store = store
+        self._ids = list(ids)
+        self._pos = {cid: i for i, cid in enumerate(self._ids)}
+        self._paths = dict(zip(self._ids, chunk_paths, strict=True))
+        self._first = list(shard_first)
+        self._names = list(shard_names)
+        self._all_paths = paths
+        self._node_ids = node_ids
+        self._origins = dict(origins)
+        self._chunks: dict[int, Chunk] = {}
+        self._loaded: set[int] = set()
+        # each node's chunks in (path, start_line, id) order, as MemoryCorpus orders them
+        self._by_node: dict[str, list[str]] = {}
+        for i in sorted(range(len(self._ids)), key=lambda i: (chunk_paths[i], start_lines[i], self._ids[i])):
+            node = chunk_nodes[i]
+            if node:
+                self._by_node.setdefault(node, []).append(self._ids[i])
+
+    def _load(self, shards: Sequence[int]) -> None:
+        """Fetch ``shards`` in one round; a shard counts as loaded once all its chunks are checked."""
+        for shard, table in zip(shards, self._store.tables([self._names[s] for s in shards]), strict=True):
+            first = self._first[shard]
+            chunks = decode_chunks(table, self._all_paths, self._node_ids)
+            for offset, chunk in enumerate(chunks):
+                pos = first + offset
+                if pos >= len(self._ids) or self._ids[pos] != chunk.id:
+                    raise BundleError(f"chunk shard {self._names[shard]} does not hold the manifest's chunks")
+            for offset, chunk in enumerate(chunks):
+                self._chunks[first + offset] = chunk
+            self._loaded.add(shard)
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        positions = [self._pos[i] for i in ids if i in self._pos]
+        need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
+        if need:
+            self._load(need)
+        return {self._ids[p]: self._chunks[p] for p in positions}
+
+    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        return {n: self._by_node[n] for n in node_ids if n in self._by_node}
+
+    def chunk_paths(self) -> Mapping[str, str]:
+        return self._paths
+
+    def file_origins(self) -> Mapping[str, str]:
+        return self._origins
+
+
+def open_shards(fetch: Fetch, manifest: str) -> Bundle:
+    """A ``Bundle`` over the shards ``fetch`` returns, from the manifest named ``manifest``.
+
+    Opening fetches the manifest and the graph; postings, chunks and vectors come when asked.
+    """
+    store = ShardStore(fetch)
+    if not manifest.startswith("manifest-"):
+        raise BundleError(f"not a shard manifest name: {manifest[:80]!r}")
+    doc = store.table(manifest)
+    if doc.get("format") != SHARDS_FORMAT:
+        raise BundleError("not an oya shard manifest (format is not 'oya-shards')")
+    if doc.get("version") != SHARDS_VERSION:
+        raise BundleError(f"shard manifest version {doc.get('version')!r}; this core reads {SHARDS_VERSION}")
+    paths: list[str] = column(doc, "paths", None)
+    pages = dict(zip(paths, column(doc, "pages", len(paths)), strict=True))
+    node_ids, graph = decode_graph(store.table(_listed(doc, "graph", "graph")), paths)
+
+    ct = get_table(doc, "chunks")
+    ids: list[str] = column(ct, "id", None)
+    n = len(ids)
+    node_pos: list[int] = column(ct, "node", n)
+    st = get_table(ct, "shards")
+    first: list[int] = column(st, "first", None)
+    if first[:1] != [0] and n:
+        raise BundleError("the first chunk shard does not start at chunk 0")
+    corpus = ShardedCorpus(
+        store,
+        ids=ids,
+        chunk_paths=[paths[p] for p in column(ct, "path", n)],
+        start_lines=column(ct, "start_line", n),
+        chunk_nodes=[node_ids[p] if p >= 0 else None for p in node_pos],
+        shard_first=first,
+        shard_names=[_checked(name, "chunks") for name in column(st, "name", len(first))],
+        paths=paths,
+        node_ids=node_ids,
+        origins=decode_origins(doc, paths),
+    )
+    bt = get_table(doc, "bm25")
+    if bt.get("hash") != TERM_HASH:
+        raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")
+    bm25: BM25Index = ShardedBM25Index(
+        ids, column(bt, "doc_lens", n), store, [_checked(b, "terms") for b in column(bt, "buckets", None)]
+    )
+    vt = doc.get("vectors")
+    vector_ids: list[str] = []
+    dim = 0
+    offsets: tuple[int, int] | None = None
+    load: Callable[[], tuple[Sequence[float], bytes]] | None = None
+    if isinstance(vt, dict):
+        vector_ids = [ids[r] for r in column(vt, "rows", int(vt["count"]))]
+        dim = int(vt["dim"])
+        offsets = (int(vt["scales_offset"]), int(vt["data_offset"]))
+        load = _vector_loader(store, vt, _listed(vt, "file", "vectors"), ids)
+
+    return Bundle(
+        meta=doc.get("meta") or {},
+        chunks=(),
+        bm25=bm25,
+        graph=graph,
+        pages=pages,
+        vector_ids=vector_ids,
+        vector_dim=dim,
+        vector_offsets=offsets,
+        corpus=corpus,
+        load_vectors=load,
+    )
+
+
+def _vector_loader(
+    store: ShardStore, vt: Mapping[str, Any], name: str, ids: list[str]
+) -> Callable[[], tuple[Sequence[float], bytes]]:
+    """Fetches and decodes the vectors shard when first called (the first pure-Python semantic search)."""
+
+    def load() -> tuple[Sequence[float], bytes]:
+        _, _, scales, data, _ = decode_vectors(vt, store.raw(name), ids)
+        return scales, data
+
+    return load
+
+
+def _listed(t: Mapping[str, Any], key: str, kind: str) -> str:
+    name = t.get(key)
+    if not isinstance(name, str):
+        raise BundleError(f"the shard manifest lacks {key!r}")
+    return _checked(name, kind)
+
+
+def _checked(name: str, kind: str) -> str:
+    """``name`` when it is a shard name of ``kind`` (the manifest is untrusted input too)."""
+    m = _NAME.fullmatch(name) if isinstance(name, str) else None
+    if m is None or m.group(1) != kind:
+        raise BundleError(f"not a {kind} shard name: {str(name)[:80]!r}")
+    return name
+
+
+def folder_fetch(folder: str | os.PathLike[str]) -> Fetch:
+    """A fetcher reading shards from ``folder`` (CPython; the browser fetches over HTTP)."""
+    root = os.fspath(folder)
+
+    def fetch(name: str) -> bytes:
+        with open(os.path.join(root, name), "rb") as fh:
+            return fh.read()
+
+    return fetch

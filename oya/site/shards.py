@@ -1,0 +1,157 @@
+"""Write the browser bundle as content-hashed shards beside the whole one (format: ``oya.core.shards``).
+
+Theory of operation: ``export_shards`` takes the very document and vector bytes the whole bundle
+is written from (``oya.site.bundle.bundle_document``) and only cuts them up, so both hold the
+same data and answer alike (tests/site/test_shards.py holds them together):
+
+* term buckets: the bucket count is the gzipped size of all postings over ``TERM_SHARD_BYTES``
+  (at least one), each term goes to ``term_bucket(term, count)``; terms stay sorted in a bucket;
+* chunk runs: consecutive chunks in bundle order, a file kept whole in one shard unless it alone
+  passes ``CHUNK_SHARD_BYTES`` of JSON (then it is cut between chunks);
+* one graph shard, the vectors file whole, and the manifest, each named by its content hash.
+
+Files are gzipped deterministically (``gzip_deterministic``), so the same index gives the same names
+and bytes. Shard files of an earlier export left in the folder are removed (only names of the shard
+form are touched).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from oya.core.bundle_format import CHUNK_COLUMNS
+from oya.core.records import chunk_id
+from oya.core.shards import (
+    CHUNK_SHARD_BYTES,
+    SHARDS_FORMAT,
+    SHARDS_VERSION,
+    TERM_HASH,
+    TERM_SHARD_BYTES,
+    is_shard_name,
+    shard_name,
+    term_bucket,
+)
+from oya.site.bundle import gzip_deterministic
+
+SHARDS_DIR = "shards"  # the shards' folder inside the site's bundle folder
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(
+        obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+    ).encode()
+
+
+def chunk_runs(chunks: dict[str, Any], target: int) -> list[tuple[int, int]]:
+    """``[first, end)`` runs of chunk positions: whole files while they fit in ``target`` JSON
+    bytes, a file over ``target`` on its own, cut between chunks."""
+    paths, texts, titles = chunks["path"], chunks["text"], chunks["title"]
+    sizes = [len(_dumps(t)) + len(_dumps(title)) + 32 for t, title in zip(texts, titles, strict=True)]
+    runs: list[tuple[int, int]] = []
+    start = acc = i = 0
+    n = len(texts)
+    while i < n:
+        j = i
+        while j < n and paths[j] == paths[i]:
+            j += 1
+        if acc and acc + sum(sizes[i:j]) > target:
+            runs.append((start, i))
+            start, acc = i, 0
+        for k in range(i, j):  # only a file over the target is cut inside
+            if acc and acc + sizes[k] > target:
+                runs.append((start, k))
+                start, acc = k, 0
+            acc += sizes[k]
+        i = j
+    if start < n:
+        runs.append((start, n))
+    return runs
+
+
+def _term_buckets(bm25: dict[str, Any], target: int) -> list[dict[str, list[Any]]]:
+    terms: list[str] = bm25["terms"]
+    total = len(gzip_deterministic(_dumps({"postings": bm25["postings"], "terms": terms})))
+    count = max(1, math.ceil(total / target))
+    buckets: list[dict[str, list[Any]]] = [{"postings": [], "terms": []} for _ in range(count)]
+    for term, flat in zip(terms, bm25["postings"], strict=True):
+        b = buckets[term_bucket(term, count)]
+        b["terms"].append(term)
+        b["postings"].append(flat)
+    return buckets
+
+
+def export_shards(
+    doc: dict[str, Any],
+    vec_bytes: bytes,
+    out_dir: Path,
+    *,
+    term_bytes: int = TERM_SHARD_BYTES,
+    chunk_bytes: int = CHUNK_SHARD_BYTES,
+) -> dict[str, Any]:
+    """Write the shards of the bundle ``doc`` (and ``vec_bytes``) into ``out_dir``; return the
+    manifest's name and the shards' counts and sizes."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, int] = {}
+
+    def put(kind: str, payload: bytes, ext: str = "json") -> str:
+        packed = gzip_deterministic(payload)
+        name = shard_name(kind, payload, ext)
+        (out_dir / name).write_bytes(packed)
+        written[name] = len(packed)
+        return name
+
+    ct = doc["chunks"]
+    runs = chunk_runs(ct, chunk_bytes)
+    chunk_names = [put("chunks", _dumps({c: ct[c][a:b] for c in CHUNK_COLUMNS})) for a, b in runs]
+    buckets = [put("terms", _dumps(b)) for b in _term_buckets(doc["bm25"], term_bytes)]
+    graph = put("graph", _dumps({"edges": doc["edges"], "nodes": doc["nodes"]}))
+    vectors = None
+    if doc.get("vectors") and vec_bytes:
+        vectors = {**doc["vectors"], "file": put("vectors", vec_bytes, "bin")}
+    paths: list[str] = doc["paths"]
+    manifest: dict[str, Any] = {
+        "format": SHARDS_FORMAT,
+        "version": SHARDS_VERSION,
+        "meta": doc["meta"],
+        "paths": paths,
+        "pages": doc["pages"],
+        "chunks": {
+            # ids shipped, not recomputed: BM25 breaks ties by id over every chunk it scores
+            "id": [
+                chunk_id(paths[p], s, e, t)
+                for p, s, e, t in zip(ct["path"], ct["start_line"], ct["end_line"], ct["text"], strict=True)
+            ],
+            "path": ct["path"],
+            "start_line": ct["start_line"],
+            "node": ct["node"],
+            "shards": {"first": [a for a, _ in runs], "name": chunk_names},
+        },
+        "bm25": {"doc_lens": doc["bm25"]["doc_lens"], "hash": TERM_HASH, "buckets": buckets},
+        "graph": graph,
+        "vectors": vectors,
+    }
+    if "origins" in doc:
+        manifest["origins"] = doc["origins"]
+    name = put("manifest", _dumps(manifest))
+    for stale in out_dir.iterdir():
+        if is_shard_name(stale.name) and stale.name not in written:
+            stale.unlink()
+    sizes = sorted(size for n, size in written.items() if n.startswith(("terms-", "chunks-")))
+    return {
+        "format": SHARDS_FORMAT,
+        "version": SHARDS_VERSION,
+        "manifest": name,
+        # every question reads these: the browser fetches them with the manifest, in one round
+        "graph": graph,
+        "vectors": vectors["file"] if vectors else None,
+        "manifest_bytes": written[name],
+        "graph_bytes": written[graph],
+        "term_shards": len(buckets),
+        "chunk_shards": len(chunk_names),
+        "shard_bytes_median": sizes[len(sizes) // 2] if sizes else 0,
+        "shard_bytes_max": sizes[-1] if sizes else 0,
+        "total_bytes": sum(written.values()),
+    }

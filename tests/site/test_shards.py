@@ -1,0 +1,304 @@
+"""The sharded bundle answers every question exactly as the whole bundle does, fetching only the shards
+the question reads (issue 26, ``oya.core.shards``).
+
+The index is of a real repository: a copy of Oya's own ``oya/core`` and ``oya/site`` plus the sample
+repository, indexed with the deterministic hashing embedder (``make_index`` of test_pages). The
+questions are generated from the index itself: its symbol names, file names and docstring words,
+plus a few prose questions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_pages import SAMPLE_REPO, make_index
+
+from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
+from oya.core.bundle_format import BundleError
+from oya.core.query import plan_query
+from oya.core.records import Chunk
+from oya.core.shards import ShardsMissing, folder_fetch, open_shards, term_bucket
+from oya.site.assets import site_file
+from oya.site.build import render_wiki_pages, write_wiki_site
+from oya.site.bundle import bundle_document, export_bundle
+from oya.site.checks import golden_mismatches
+from oya.site.shards import SHARDS_DIR, export_shards
+from oya.store.index import Index
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# small targets, so this small repository is cut into many shards and a question's share shows
+TERM_BYTES = 3_000
+CHUNK_BYTES = 12_000
+PROSE = (
+    "How is stock removed when an order ships?",
+    "how does the bundle decode postings lazily",
+    "Which function fits snippets into the context budget?",
+    "where are pages written for every file",
+    "what happens when a channel is unavailable",
+    "reciprocal rank fusion of the channel lists",
+)
+
+
+class CountingFetch:
+    """A folder fetcher that records every name it is asked for (the test's view of the link)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._read = folder_fetch(folder)
+        self.names: list[str] = []
+        self.bytes = 0
+
+    def __call__(self, name: str) -> bytes:
+        data = self._read(name)
+        self.names.append(name)
+        self.bytes += len(data)
+        return data
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("shards")
+    repo = work / "repo"
+    shutil.copytree(SAMPLE_REPO, repo)
+    for part in ("oya/core", "oya/site"):
+        shutil.copytree(REPO_ROOT / part, repo / part, ignore=shutil.ignore_patterns("__pycache__", "*.mjs"))
+    index_dir = make_index(repo, work / "index")
+    with Index(index_dir) as index:
+        export_bundle(index, work / "bundle")
+        doc, vec_bytes = bundle_document(index)
+    info = export_shards(doc, vec_bytes, work / "shards", term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES)
+    whole = decode_bundle(
+        (work / "bundle" / "index.json.gz").read_bytes(), (work / "bundle" / "vectors.bin.gz").read_bytes()
+    )
+    return {"work": work, "info": info, "whole": whole, "folder": work / "shards"}
+
+
+def _questions(whole: Bundle) -> list[str]:
+    """About 70 questions made from the index: symbols, file names, docstring words, prose."""
+    nodes = sorted(whole.graph.nodes.values(), key=lambda n: n.id)
+    names = sorted({n.name for n in nodes if len(n.name) > 3})
+    files = sorted(whole.pages)
+    words = sorted({w for n in nodes for w in re.findall(r"[a-z]{6,}", n.docstring.lower())})
+    out = [f"where is {name} defined and who calls it" for name in names[:: max(1, len(names) // 30)]]
+    out += [f"what does {Path(p).stem} do" for p in files[:: max(1, len(files) // 15)]]
+    out += [" ".join(words[i : i + 3]) for i in range(0, len(words), max(1, len(words) // 20))]
+    return out + list(PROSE)
+
+
+def _answer(bundle: Bundle, question: str, **kwargs: Any) -> dict[str, Any]:
+    out = bundle.ask(question, **kwargs)
+    out.pop("timings_ms")
+    return out
+
+
+def test_the_sharded_bundle_answers_every_question_as_the_whole_bundle(built: dict[str, Any]) -> None:
+    whole: Bundle = built["whole"]
+    sharded = open_shards(folder_fetch(built["folder"]), built["info"]["manifest"])
+    questions = _questions(whole)
+    assert len(questions) >= 50 and len(sharded) == len(whole)
+    answered = 0
+    for q in questions:
+        expected = _answer(whole, q)
+        assert _answer(sharded, q) == expected, q  # files, chunks, scores, confidence, answer
+        answered += bool(expected["hits"])
+    assert answered >= 0.9 * len(questions)
+
+
+def test_parity_holds_with_vectors_scanned_in_python_and_ranked_elsewhere(built: dict[str, Any]) -> None:
+    whole: Bundle = built["whole"]
+    fetch = CountingFetch(built["folder"])
+    sharded = open_shards(fetch, built["info"]["manifest"])
+    assert whole.vector_index is not None and sharded.vector_layout() == whole.vector_layout()
+    assert not [n for n in fetch.names if n.startswith("vectors-")]  # not until a semantic search
+    for i, q in enumerate(_questions(whole)[::7]):
+        vector = list(whole.vector_index.row(i * 5))
+        assert _answer(sharded, q, vector=vector) == _answer(whole, q, vector=vector), q
+        ranked = whole.rank_vectors(vector, whole.fetch_depth())
+        assert _answer(sharded, q, ranked=ranked) == _answer(whole, q, ranked=ranked), q
+    assert len([n for n in fetch.names if n.startswith("vectors-")]) == 1
+
+
+def _manifest(folder: Path, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(gzip.decompress((folder / name).read_bytes()))
+    return data
+
+
+def _watch_reads(bundle: Bundle) -> set[str]:
+    """The ids of the chunks the stages ask ``bundle``'s corpus for, filled as they ask."""
+    read: set[str] = set()
+    get_chunks = bundle.corpus.get_chunks
+
+    def watched(ids: Sequence[str]) -> dict[str, Chunk]:
+        read.update(ids)
+        return get_chunks(ids)
+
+    bundle.corpus.get_chunks = watched  # type: ignore[method-assign]
+    return read
+
+
+def test_a_question_fetches_only_the_shards_it_reads(built: dict[str, Any]) -> None:
+    info = built["info"]
+    folder: Path = built["folder"]
+    manifest = _manifest(folder, info["manifest"])
+    pos = {cid: i for i, cid in enumerate(manifest["chunks"]["id"])}
+    first, names = manifest["chunks"]["shards"]["first"], manifest["chunks"]["shards"]["name"]
+    every = [p.name for p in folder.iterdir()]
+    assert info["term_shards"] >= 10 and info["chunk_shards"] >= 10
+    buckets = manifest["bm25"]["buckets"]
+    for q in _questions(built["whole"])[::5]:
+        fetch = CountingFetch(folder)
+        bundle = open_shards(fetch, info["manifest"])
+        read = _watch_reads(bundle)
+        bundle.ask(q)
+        # the postings of the question's own terms: their buckets, no other
+        asked = {buckets[term_bucket(t, len(buckets))] for t in plan_query(q).lexical_tokens}
+        assert {n for n in fetch.names if n.startswith("terms-")} <= asked, q
+        # the chunk shards holding the chunks the stages read, no other
+        holding = {names[bisect_right(first, pos[cid]) - 1] for cid in read}
+        assert {n for n in fetch.names if n.startswith("chunks-")} == holding, q
+        assert fetch.names[:2] == [info["manifest"], manifest["graph"]], q
+        assert len(fetch.names) == len(set(fetch.names)) < len(every), q  # each shard once
+        # asked again, nothing more is fetched
+        before = list(fetch.names)
+        bundle.ask(q)
+        assert fetch.names == before, q
+
+
+def test_shards_are_content_addressed_and_deterministic(built: dict[str, Any], tmp_path: Path) -> None:
+    folder: Path = built["folder"]
+    with Index(built["work"] / "index") as index:
+        doc, vec_bytes = bundle_document(index)
+    (tmp_path / "chunks-0123456789abcdef.json.gz").write_bytes(b"stale")  # an earlier export's shard
+    again = export_shards(doc, vec_bytes, tmp_path, term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES)
+    assert again == built["info"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in folder.iterdir())
+    for p in folder.iterdir():
+        assert p.read_bytes() == (tmp_path / p.name).read_bytes()
+        assert gzip.decompress(p.read_bytes())  # every file is gzip
+
+
+class AskFirstFetch:
+    """A fetcher like the browser's asynchronous one: it holds what was fetched before and raises
+    ``ShardsMissing`` for the rest; the caller fetches those together and asks again."""
+
+    def __init__(self, folder: Path) -> None:
+        self._read = folder_fetch(folder)
+        self.held: dict[str, bytes] = {}
+        self.rounds: list[tuple[str, ...]] = []
+
+    def __call__(self, name: str) -> bytes:
+        if name not in self.held:
+            raise ShardsMissing([name])
+        return self.held[name]
+
+    def until_done(self, call: Callable[[], Any]) -> Any:
+        while True:
+            try:
+                return call()
+            except ShardsMissing as exc:
+                assert exc.names and not set(exc.names) & set(self.held)  # only what it lacks
+                self.rounds.append(exc.names)
+                self.held.update((n, self._read(n)) for n in exc.names)  # "in parallel"
+
+
+def test_a_fetcher_that_asks_to_fetch_first_gets_the_same_answers_in_few_rounds(
+    built: dict[str, Any],
+) -> None:
+    whole: Bundle = built["whole"]
+    fetch = AskFirstFetch(built["folder"])
+    bundle = fetch.until_done(lambda: open_shards(fetch, built["info"]["manifest"]))
+    assert len(fetch.rounds) == 2  # the manifest, then the graph
+    for q in _questions(whole)[::3]:
+        before = len(fetch.rounds)
+        got = fetch.until_done(lambda q=q: _answer(bundle, q))
+        assert got == _answer(whole, q), q  # nothing half-loaded survives an interrupted run
+        # one round for the terms, one for the pool's chunks, one for the connected code's
+        assert len(fetch.rounds) - before <= 3, q
+    vector = list(whole.vector_index.row(3)) if whole.vector_index is not None else None
+    assert fetch.until_done(lambda: _answer(bundle, PROSE[0], vector=vector)) == _answer(
+        whole, PROSE[0], vector=vector
+    )
+
+
+def test_ask_json_names_the_missing_shards_and_answers_once_they_are_fetched(built: dict[str, Any]) -> None:
+    whole: Bundle = built["whole"]
+    fetch = AskFirstFetch(built["folder"])
+    bundle = fetch.until_done(lambda: open_shards(fetch, built["info"]["manifest"]))
+    request = json.dumps({"question": PROSE[1], "semantic_reason": "no model"})
+    rounds = 0
+    while "missing" in (reply := json.loads(ask_json(bundle, request))):
+        rounds += 1
+        fetch.held.update((n, folder_fetch(built["folder"])(n)) for n in reply["missing"])
+    expected = json.loads(ask_json(whole, request))
+    reply.pop("timings_ms"), expected.pop("timings_ms")
+    assert reply == expected and 1 <= rounds <= 3
+
+
+def _tampered(folder: Path, change: Callable[[str, bytes], bytes]) -> Callable[[str], bytes]:
+    read = folder_fetch(folder)
+    return lambda name: change(name, read(name))
+
+
+def test_shards_served_inflated_answer_alike(built: dict[str, Any]) -> None:
+    # a host that sends .gz files with Content-Encoding: gzip: the browser gets the inflated bytes
+    whole: Bundle = built["whole"]
+    sharded = open_shards(
+        _tampered(built["folder"], lambda _n, data: gzip.decompress(data)), built["info"]["manifest"]
+    )
+    for q in _questions(whole)[:10]:
+        assert _answer(sharded, q) == _answer(whole, q), q
+
+
+def test_a_shard_whose_bytes_do_not_match_its_name_is_refused(built: dict[str, Any]) -> None:
+    def swap_chunks(name: str, data: bytes) -> bytes:
+        if name.startswith("chunks-"):
+            return gzip.compress(b'{"path":[],"kind":[],"title":[],"start_line":[],"end_line":[],'
+                                 b'"text":[],"n_tokens":[],"node":[]}')  # fmt: skip
+        return data
+
+    bundle = open_shards(_tampered(built["folder"], swap_chunks), built["info"]["manifest"])
+    with pytest.raises(BundleError, match="does not hold the bytes its name hashes"):
+        bundle.ask(PROSE[0])
+    with pytest.raises(BundleError, match="not a shard manifest name"):
+        open_shards(folder_fetch(built["folder"]), "../index.json.gz")
+
+
+# -- in the site ----------------------------------------------------------------------------------
+def test_the_site_ships_shards_beside_the_whole_bundle_and_its_check_compares_them(
+    built: dict[str, Any], tmp_path: Path
+) -> None:
+    index_dir = built["work"] / "index"
+    site = tmp_path / "site"
+    report = write_wiki_site(
+        render_wiki_pages(index_dir, site), index_dir, site, with_runtime=False, with_bundle=True
+    )
+    bundle_info = report["manifest"]["bundle"]
+    shards = bundle_info["shards"]
+    folder = site / bundle_info["path"] / shards["path"]
+    assert (folder / shards["manifest"]).is_file() and shards["chunk_shards"] > 1
+    # what every question reads is named in manifest.json, so the browser fetches it with the
+    # manifest in one round: the graph, and the vectors (the JS kernel's file)
+    listed = json.loads(gzip.decompress((folder / shards["manifest"]).read_bytes()))
+    assert shards["graph"] == listed["graph"] and (folder / shards["graph"]).is_file()
+    assert shards["vectors"] == listed["vectors"]["file"] and (folder / shards["vectors"]).is_file()
+    whole = load_bundle(site / bundle_info["path"])
+    sharded = open_shards(folder_fetch(folder), shards["manifest"])
+    for q in PROSE:
+        assert _answer(sharded, q) == _answer(whole, q), q
+    questions, wrong = golden_mismatches(index_dir, site_file(site, "bundle/index.json.gz").parent)
+    assert questions and not wrong
+
+    # shards that answer otherwise (other document lengths: other BM25 scores) fail the check
+    with Index(index_dir) as index:
+        doc, vec_bytes = bundle_document(index)
+    doc["bm25"]["doc_lens"] = [2 * n + 7 for n in doc["bm25"]["doc_lens"]]
+    export_shards(doc, vec_bytes, site_file(site, "bundle/index.json.gz").parent / SHARDS_DIR)
+    _, wrong = golden_mismatches(index_dir, site_file(site, "bundle/index.json.gz").parent)
+    assert wrong and all("shards answer otherwise" in w for w in wrong)
