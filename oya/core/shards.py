@@ -71,11 +71,6 @@ Theory of operation:
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
-import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -91,10 +86,9 @@ from oya.core.bundle_format import (
     decode_origins,
     decode_vectors,
     get_table,
-    inflate,
 )
-from oya.core.channels import DataMissing
 from oya.core.records import Chunk
+from oya.core.shard_store import Fetch, ShardStore, check_name, term_bucket
 
 SHARDS_FORMAT = "oya-shards"
 SHARDS_VERSION = 1
@@ -105,70 +99,6 @@ TERM_SHARD_BYTES = 10_000
 # JSON bytes of chunk columns a chunk shard aims at (~3.5 kB gzipped): on Oya's own index a
 # question's candidate chunks cost 411 kB with 64 kB runs, 167 kB with 16 kB, 111 kB with 8 kB (2x the files)
 CHUNK_SHARD_BYTES = 16_000
-SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "vectors")
-
-Fetch = Callable[[str], bytes]
-_NAME = re.compile(r"(manifest|terms|chunks|graph|vectors)-([0-9a-f]{16})\.(json|bin)\.gz")
-
-
-def term_bucket(term: str, buckets: int) -> int:
-    """The bucket of ``term`` among ``buckets``: CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
-    return zlib.crc32(term.encode("utf-8")) % buckets
-
-
-def is_shard_name(name: str) -> bool:
-    """Whether ``name`` has the form of a shard's file name (``<kind>-<16 hex>.json.gz``)."""
-    return _NAME.fullmatch(name) is not None
-
-
-def shard_name(kind: str, payload: bytes, ext: str = "json") -> str:
-    """The content-hashed file name of a shard whose bytes (before gzip) are ``payload``."""
-    if kind not in SHARD_KINDS:
-        raise ValueError(f"unknown shard kind {kind!r}; expected one of {', '.join(SHARD_KINDS)}")
-    return f"{kind}-{hashlib.sha256(payload).hexdigest()[:16]}.{ext}.gz"
-
-
-class ShardsMissing(DataMissing):
-    """The fetcher does not hold these shards yet: fetch them (all at once) and ask again."""
-
-
-class ShardStore:
-    """Shards through the injected ``fetch``: names checked, bytes checked against the name."""
-
-    def __init__(self, fetch: Fetch) -> None:
-        self._fetch = fetch
-
-    def raw(self, name: str) -> bytes:
-        """The bytes of shard ``name``, inflated (as stored, or as a host that inflated them sent
-        them), verified against the hash in its name."""
-        m = _NAME.fullmatch(name)
-        if m is None:
-            raise BundleError(f"not a shard name: {name[:80]!r}")
-        data = inflate(self._fetch(name))
-        if hashlib.sha256(data).hexdigest()[:16] != m.group(2):
-            raise BundleError(f"shard {name} does not hold the bytes its name hashes")
-        return data
-
-    def table(self, name: str) -> dict[str, Any]:
-        """Shard ``name`` decoded from gzipped JSON (it must be an object)."""
-        doc = json.loads(self.raw(name))
-        if not isinstance(doc, dict):
-            raise BundleError(f"shard {name} is not a table")
-        return doc
-
-    def tables(self, names: Sequence[str]) -> list[dict[str, Any]]:
-        """Every shard of ``names``, asked for in one round: when the fetcher lacks some (it raises
-        ``ShardsMissing``), one ``ShardsMissing`` lists them all, so they can be fetched together."""
-        got: list[dict[str, Any]] = []
-        missing: list[str] = []
-        for name in names:
-            try:
-                got.append(self.table(name))
-            except ShardsMissing as exc:
-                missing.extend(exc.names)
-        if missing:
-            raise ShardsMissing(missing)
-        return got
 
 
 class ShardedBM25Index(LazyBM25Index):
@@ -301,7 +231,7 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
         start_lines=column(ct, "start_line", n),
         chunk_nodes=[node_ids[p] if p >= 0 else None for p in node_pos],
         shard_first=first,
-        shard_names=[_checked(name, "chunks") for name in column(st, "name", len(first))],
+        shard_names=[check_name(name, "chunks") for name in column(st, "name", len(first))],
         paths=paths,
         node_ids=node_ids,
         origins=decode_origins(doc, paths),
@@ -310,19 +240,9 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     if bt.get("hash") != TERM_HASH:
         raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")
     bm25: BM25Index = ShardedBM25Index(
-        ids, column(bt, "doc_lens", n), store, [_checked(b, "terms") for b in column(bt, "buckets", None)]
+        ids, column(bt, "doc_lens", n), store, [check_name(b, "terms") for b in column(bt, "buckets", None)]
     )
-    vt = doc.get("vectors")
-    vector_ids: list[str] = []
-    dim = 0
-    offsets: tuple[int, int] | None = None
-    load: Callable[[], tuple[Sequence[float], bytes]] | None = None
-    if isinstance(vt, dict):
-        vector_ids = [ids[r] for r in column(vt, "rows", int(vt["count"]))]
-        dim = int(vt["dim"])
-        offsets = (int(vt["scales_offset"]), int(vt["data_offset"]))
-        load = _vector_loader(store, vt, _listed(vt, "file", "vectors"), ids)
-
+    vector_ids, dim, offsets, load = _vectors(store, doc.get("vectors"), ids)
     return Bundle(
         meta=doc.get("meta") or {},
         chunks=(),
@@ -335,6 +255,17 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
         corpus=corpus,
         load_vectors=load,
     )
+
+
+def _vectors(
+    store: ShardStore, vt: Any, ids: list[str]
+) -> tuple[list[str], int, tuple[int, int] | None, Callable[[], tuple[Sequence[float], bytes]] | None]:
+    """The vector ids, width and layout the manifest lists, and a loader of the vectors shard."""
+    if not isinstance(vt, dict):
+        return [], 0, None, None
+    vector_ids = [ids[r] for r in column(vt, "rows", int(vt["count"]))]
+    offsets = (int(vt["scales_offset"]), int(vt["data_offset"]))
+    return vector_ids, int(vt["dim"]), offsets, _vector_loader(store, vt, _listed(vt, "file", "vectors"), ids)
 
 
 def _vector_loader(
@@ -353,23 +284,4 @@ def _listed(t: Mapping[str, Any], key: str, kind: str) -> str:
     name = t.get(key)
     if not isinstance(name, str):
         raise BundleError(f"the shard manifest lacks {key!r}")
-    return _checked(name, kind)
-
-
-def _checked(name: str, kind: str) -> str:
-    """``name`` when it is a shard name of ``kind`` (the manifest is untrusted input too)."""
-    m = _NAME.fullmatch(name) if isinstance(name, str) else None
-    if m is None or m.group(1) != kind:
-        raise BundleError(f"not a {kind} shard name: {str(name)[:80]!r}")
-    return name
-
-
-def folder_fetch(folder: str | os.PathLike[str]) -> Fetch:
-    """A fetcher reading shards from ``folder`` (CPython; the browser fetches over HTTP)."""
-    root = os.fspath(folder)
-
-    def fetch(name: str) -> bytes:
-        with open(os.path.join(root, name), "rb") as fh:
-            return fh.read()
-
-    return fetch
+    return check_name(name, kind)

@@ -37,7 +37,8 @@ from oya.core.bundle import Bundle, load_bundle
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import retrieve
 from oya.core.results import RetrievalResult
-from oya.core.shards import folder_fetch, open_shards
+from oya.core.shard_store import folder_fetch
+from oya.core.shards import open_shards
 from oya.query.searcher import index_channels
 from oya.scanning.redact import find_credentials
 from oya.site.shards import SHARDS_DIR

@@ -24,16 +24,8 @@ from typing import Any
 
 from oya.core.bundle_format import CHUNK_COLUMNS
 from oya.core.records import chunk_id
-from oya.core.shards import (
-    CHUNK_SHARD_BYTES,
-    SHARDS_FORMAT,
-    SHARDS_VERSION,
-    TERM_HASH,
-    TERM_SHARD_BYTES,
-    is_shard_name,
-    shard_name,
-    term_bucket,
-)
+from oya.core.shard_store import is_shard_name, shard_name, term_bucket
+from oya.core.shards import CHUNK_SHARD_BYTES, SHARDS_FORMAT, SHARDS_VERSION, TERM_HASH, TERM_SHARD_BYTES
 from oya.site.bundle import gzip_deterministic
 
 SHARDS_DIR = "shards"  # the shards' folder inside the site's bundle folder

@@ -62,7 +62,8 @@ from oya.core.bundle import decode_bundle, ask_json
 from oya.core.channels import DataMissing
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import condense_report
-from oya.core.shards import ShardsMissing, open_shards
+from oya.core.shard_store import ShardsMissing
+from oya.core.shards import open_shards
 
 
 def _oya_fetch(name):

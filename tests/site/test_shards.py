@@ -25,7 +25,8 @@ from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
 from oya.core.bundle_format import BundleError
 from oya.core.query import plan_query
 from oya.core.records import Chunk
-from oya.core.shards import ShardsMissing, folder_fetch, open_shards, term_bucket
+from oya.core.shard_store import ShardsMissing, folder_fetch, term_bucket
+from oya.core.shards import open_shards
 from oya.site.assets import site_file
 from oya.site.build import render_wiki_pages, write_wiki_site
 from oya.site.bundle import bundle_document, export_bundle

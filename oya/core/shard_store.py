@@ -1,0 +1,108 @@
+"""Shard names, the shard store and fetchers: the transport layer of the sharded bundle
+(``oya.core.shards`` says what a shard holds and how a question reads them).
+
+Theory of operation: a shard is named ``<kind>-<16 hex of sha256 of its bytes before
+gzip>.json.gz`` (vectors ``.bin.gz``); ``ShardStore`` asks an injected ``fetch(name) -> bytes``
+only for names of that form, inflates what it gets (as stored, or already inflated by a host
+that serves ``.gz`` with ``Content-Encoding: gzip``) and checks it against the name. A fetcher
+may raise ``ShardsMissing`` for shards it does not hold yet (the browser's: it fetches them all
+at once and asks again); ``ShardStore.tables`` asks for a stage's shards in one round, so one
+``ShardsMissing`` names them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from oya.core.bundle_format import BundleError, inflate
+from oya.core.channels import DataMissing
+
+SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "vectors")
+
+Fetch = Callable[[str], bytes]
+_NAME = re.compile(r"(manifest|terms|chunks|graph|vectors)-([0-9a-f]{16})\.(json|bin)\.gz")
+
+
+def term_bucket(term: str, buckets: int) -> int:
+    """The bucket of ``term`` among ``buckets``: CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
+    return zlib.crc32(term.encode("utf-8")) % buckets
+
+
+def is_shard_name(name: str) -> bool:
+    """Whether ``name`` has the form of a shard's file name (``<kind>-<16 hex>.json.gz``)."""
+    return _NAME.fullmatch(name) is not None
+
+
+def shard_name(kind: str, payload: bytes, ext: str = "json") -> str:
+    """The content-hashed file name of a shard whose bytes (before gzip) are ``payload``."""
+    if kind not in SHARD_KINDS:
+        raise ValueError(f"unknown shard kind {kind!r}; expected one of {', '.join(SHARD_KINDS)}")
+    return f"{kind}-{hashlib.sha256(payload).hexdigest()[:16]}.{ext}.gz"
+
+
+class ShardsMissing(DataMissing):
+    """The fetcher does not hold these shards yet: fetch them (all at once) and ask again."""
+
+
+class ShardStore:
+    """Shards through the injected ``fetch``: names checked, bytes checked against the name."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self._fetch = fetch
+
+    def raw(self, name: str) -> bytes:
+        """The bytes of shard ``name``, inflated (as stored, or as a host that inflated them sent
+        them), verified against the hash in its name."""
+        m = _NAME.fullmatch(name)
+        if m is None:
+            raise BundleError(f"not a shard name: {name[:80]!r}")
+        data = inflate(self._fetch(name))
+        if hashlib.sha256(data).hexdigest()[:16] != m.group(2):
+            raise BundleError(f"shard {name} does not hold the bytes its name hashes")
+        return data
+
+    def table(self, name: str) -> dict[str, Any]:
+        """Shard ``name`` decoded from gzipped JSON (it must be an object)."""
+        doc = json.loads(self.raw(name))
+        if not isinstance(doc, dict):
+            raise BundleError(f"shard {name} is not a table")
+        return doc
+
+    def tables(self, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Every shard of ``names``, asked for in one round: when the fetcher lacks some (it raises
+        ``ShardsMissing``), one ``ShardsMissing`` lists them all, so they can be fetched together."""
+        got: list[dict[str, Any]] = []
+        missing: list[str] = []
+        for name in names:
+            try:
+                got.append(self.table(name))
+            except ShardsMissing as exc:
+                missing.extend(exc.names)
+        if missing:
+            raise ShardsMissing(missing)
+        return got
+
+
+def check_name(name: str, kind: str) -> str:
+    """``name`` when it is a shard name of ``kind`` (the manifest is untrusted input too)."""
+    m = _NAME.fullmatch(name) if isinstance(name, str) else None
+    if m is None or m.group(1) != kind:
+        raise BundleError(f"not a {kind} shard name: {str(name)[:80]!r}")
+    return name
+
+
+def folder_fetch(folder: str | os.PathLike[str]) -> Fetch:
+    """A fetcher reading shards from ``folder`` (CPython; the browser fetches over HTTP)."""
+    root = os.fspath(folder)
+
+    def fetch(name: str) -> bytes:
+        with open(os.path.join(root, name), "rb") as fh:
+            return fh.read()
+
+    return fetch
