@@ -13,7 +13,7 @@ pipeline reports it instead of failing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from oya.core.bm25 import BM25Index
@@ -59,20 +59,25 @@ class Corpus(Protocol):
         ...
 
 
-class MemoryCorpus:
-    """All chunks in memory (the browser bundle, tests, small indexes)."""
+def chunks_by_node(rows: Iterable[tuple[str, int, str, str | None]]) -> dict[str, list[str]]:
+    """Each node's chunk ids, in (path, start line, id) order, from ``(path, start_line, id, node)``."""
+    by_node: dict[str, list[str]] = {}
+    for _path, _start, cid, node in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+        if node:
+            by_node.setdefault(node, []).append(cid)
+    return by_node
 
-    def __init__(self, chunks: Sequence[Chunk], origins: Mapping[str, str] | None = None) -> None:
-        self.chunks = {c.id: c for c in chunks}
+
+class ChunkMaps:
+    """What every corpus answers without its chunks' text: their paths, each node's chunks, the
+    files' origins (``MemoryCorpus``; ``oya.core.shards.ShardedCorpus`` fetches the text)."""
+
+    def __init__(
+        self, paths: Mapping[str, str], by_node: dict[str, list[str]], origins: Mapping[str, str] | None
+    ) -> None:
+        self._paths = dict(paths)
+        self._by_node = by_node
         self._origins = dict(origins or {})
-        self._by_node: dict[str, list[str]] = {}
-        for c in sorted(chunks, key=lambda c: (c.path, c.start_line, c.id)):
-            if c.node_id:
-                self._by_node.setdefault(c.node_id, []).append(c.id)
-        self._paths = {c.id: c.path for c in chunks}
-
-    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        return {i: self.chunks[i] for i in ids if i in self.chunks}
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
         return {n: self._by_node[n] for n in node_ids if n in self._by_node}
@@ -82,6 +87,18 @@ class MemoryCorpus:
 
     def file_origins(self) -> Mapping[str, str]:
         return self._origins
+
+
+class MemoryCorpus(ChunkMaps):
+    """All chunks in memory (the browser bundle, tests, small indexes)."""
+
+    def __init__(self, chunks: Sequence[Chunk], origins: Mapping[str, str] | None = None) -> None:
+        self.chunks = {c.id: c for c in chunks}
+        by_node = chunks_by_node((c.path, c.start_line, c.id, c.node_id) for c in chunks)
+        super().__init__({c.id: c.path for c in chunks}, by_node, origins)
+
+    def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        return {i: self.chunks[i] for i in ids if i in self.chunks}
 
 
 class UnavailableChannel:

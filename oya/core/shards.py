@@ -87,6 +87,7 @@ from oya.core.bundle_format import (
     decode_vectors,
     get_table,
 )
+from oya.core.channels import ChunkMaps, chunks_by_node
 from oya.core.records import Chunk
 from oya.core.shard_store import Fetch, ShardStore, check_name, term_bucket
 
@@ -134,7 +135,7 @@ class ShardedBM25Index(LazyBM25Index):
         return super().query_terms(tokens)
 
 
-class ShardedCorpus:
+class ShardedCorpus(ChunkMaps):
     """The ``Corpus`` of a sharded bundle: ids, paths and nodes in memory, chunks fetched by shard."""
 
     def __init__(
@@ -151,23 +152,17 @@ class ShardedCorpus:
         node_ids: list[str],
         origins: Mapping[str, str],
     ) -> None:
+        by_node = chunks_by_node(zip(chunk_paths, start_lines, ids, chunk_nodes, strict=True))
+        super().__init__(dict(zip(ids, chunk_paths, strict=True)), by_node, origins)
         self._store = store
         self._ids = list(ids)
         self._pos = {cid: i for i, cid in enumerate(self._ids)}
-        self._paths = dict(zip(self._ids, chunk_paths, strict=True))
         self._first = list(shard_first)
         self._names = list(shard_names)
         self._all_paths = paths
         self._node_ids = node_ids
-        self._origins = dict(origins)
         self._chunks: dict[int, Chunk] = {}
         self._loaded: set[int] = set()
-        # each node's chunks in (path, start_line, id) order, as MemoryCorpus orders them
-        self._by_node: dict[str, list[str]] = {}
-        for i in sorted(range(len(self._ids)), key=lambda i: (chunk_paths[i], start_lines[i], self._ids[i])):
-            node = chunk_nodes[i]
-            if node:
-                self._by_node.setdefault(node, []).append(self._ids[i])
 
     def _load(self, shards: Sequence[int]) -> None:
         """Fetch ``shards`` in one round; a shard counts as loaded once all its chunks are checked."""
@@ -188,15 +183,6 @@ class ShardedCorpus:
         if need:
             self._load(need)
         return {self._ids[p]: self._chunks[p] for p in positions}
-
-    def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
-        return {n: self._by_node[n] for n in node_ids if n in self._by_node}
-
-    def chunk_paths(self) -> Mapping[str, str]:
-        return self._paths
-
-    def file_origins(self) -> Mapping[str, str]:
-        return self._origins
 
 
 def open_shards(fetch: Fetch, manifest: str) -> Bundle:
