@@ -228,13 +228,17 @@ def plan_diagram(
     max_nodes: int,
     min_confidence: float,
     relevance: Mapping[str, int] | None = None,
+    details_for: Sequence[str] = (),
 ) -> DiagramPlan:
     """The answer's diagram: ``matches`` are its symbols' node ids, best first; ``relevance``
-    ranks other nodes (node id -> rank, the retrieval's candidates) for the places left."""
+    ranks other nodes (node id -> rank, the retrieval's candidates) for the places left.
+    ``details_for``: other nodes whose details the caller reads, loaded with the diagram's (one
+    round for a sharded graph)."""
     if max_nodes < 1:
         raise ValueError("max_nodes must be at least 1")
     ends = [m for m in dict.fromkeys(matches) if m in graph.nodes]
     if not ends:
+        graph.load_details(details_for)
         return EMPTY_PLAN
     for kinds in (PATH_KINDS, IMPORT_KINDS):
         ids = _select(
@@ -250,6 +254,7 @@ def plan_diagram(
         if edges:
             break
     wanted = set(ends)
+    graph.load_details([*ids, *details_for])
     return DiagramPlan(tuple(graph.nodes[n] for n in ids), edges, tuple(n for n in ids if n in wanted))
 
 

@@ -13,7 +13,7 @@ pipeline reports it instead of failing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from oya.core.bm25 import BM25Index
@@ -38,6 +38,21 @@ class DataMissing(Exception):
     def __init__(self, names: Sequence[str]) -> None:
         super().__init__(f"{len(names)} to fetch first: {', '.join(names[:3])}")
         self.names = tuple(names)
+
+
+def fetched_together(*loads: Callable[[], object]) -> None:
+    """Run every load; when some need data fetched first, one ``DataMissing`` names all of it, so
+    the caller fetches everything in one round instead of one round per load."""
+    missing: list[str] = []
+    kind: type[DataMissing] = DataMissing
+    for load in loads:
+        try:
+            load()
+        except DataMissing as exc:
+            missing.extend(exc.names)
+            kind = type(exc)  # the backend's own kind (``ShardsMissing``), as its caller expects
+    if missing:
+        raise kind(missing)
 
 
 class Channel(Protocol):

@@ -77,6 +77,10 @@ class CodeGraph:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def load_details(self, node_ids: Sequence[str]) -> None:
+        """Make sure ``node_ids``' lines, signatures and docstrings are held before they are read
+        (a graph held whole has them; ``oya.core.shard_graph`` fetches them)."""
+
     def neighbors(self, node_id: str, min_confidence: float = 0.0) -> list[tuple[str, Edge]]:
         return [(n, e) for n, e in self._adj.get(node_id, ()) if e.confidence >= min_confidence]
 

@@ -157,6 +157,7 @@ def result_of(query: Query, c: Candidates, options: RetrievalOptions, total_ms: 
         evidence=gather_evidence(query.plan, c.hits, c.pool, c.files, votes, c.scores),
     )
     graph = query.graph
+    graph.load_details([n for c_ in citations if (n := c_.node_id) is not None])
     return RetrievalResult(
         question=query.question,
         hits=c.hits,

@@ -23,15 +23,31 @@ from typing import Any
 from oya.core.bundle_format import BundleError, inflate
 from oya.core.channels import DataMissing
 
-SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "vectors")
+SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "nodes", "vectors")
 
 Fetch = Callable[[str], bytes]
-_NAME = re.compile(r"(manifest|terms|chunks|graph|vectors)-([0-9a-f]{16})\.(json|bin)\.gz")
+_NAME = re.compile(r"(manifest|terms|chunks|graph|nodes|vectors)-([0-9a-f]{16})\.(json|bin)\.gz")
 
 
 def term_bucket(term: str, buckets: int) -> int:
     """The bucket of ``term`` among ``buckets``: CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
     return zlib.crc32(term.encode("utf-8")) % buckets
+
+
+def deltas(values: Sequence[int]) -> list[int]:
+    """``values`` as differences from the previous one (the first from 0): sorted or clustered
+    positions gzip several times smaller so (``undelta`` reads them)."""
+    return [b - a for a, b in zip([0, *values[:-1]], values, strict=True)]
+
+
+def undelta(diffs: Sequence[int]) -> list[int]:
+    """The values ``deltas`` encoded."""
+    out: list[int] = []
+    total = 0
+    for d in diffs:
+        total += int(d)
+        out.append(total)
+    return out
 
 
 def is_shard_name(name: str) -> bool:

@@ -16,9 +16,12 @@ Theory of operation:
   - the semantic channel scans every vector (or takes a ranking computed in JavaScript).
 
 * **How it is split.** One *manifest* holds what every question needs, column-oriented like
-  ``index.json`` (``oya.core.bundle``): ``meta``, ``paths``, ``pages``, ``origins``; per chunk its
-  ``id``, ``path``, ``start_line``, ``node`` and BM25 ``doc_lens``; and the names of every shard.
-  Then three kinds of shard, each a gzipped JSON table:
+  ``index.json`` (``oya.core.bundle``): ``meta``, ``paths`` (pages are ``page_url(path)``, the
+  writer's formula), ``origins``; per chunk its ``id``, ``path``, ``node`` and BM25 ``doc_lens``
+  (chunks come in ``(path, start_line, id)`` order, so a chunk's position stands for its start
+  line); and the names of every shard. Sorted or clustered integer columns (chunk nodes, shard
+  starts, vector rows, edge sources) travel as differences (``deltas``). Then four kinds of shard,
+  each a gzipped JSON table:
 
   - ``terms-*``: the postings (as in ``index.json``: per term a flat, delta-encoded
     ``[doc, tf, ...]``) of the terms whose bucket is ``zlib.crc32(term.encode("utf-8")) % B``
@@ -29,8 +32,10 @@ Theory of operation:
     ``(path, start_line, id)``, so one file's chunks sit together; a file starts a new shard unless
     it fits in the current one (about ``CHUNK_SHARD_BYTES`` of JSON). The manifest's
     ``chunks.shards.first`` says which chunk position each shard starts at.
-  - ``graph-*``: ``nodes`` and ``edges`` as in ``index.json``, one shard (every question's graph
-    channel reads every node's names; a neighbourhood split is the next step).
+  - ``graph-*``: what every question's graph channel, expansion and diagram walk read: each node's
+    kind, name, scope, path and centrality, and the edges (``oya.core.shard_graph``); one shard.
+  - ``nodes-*``: the lines, signature and docstring of a run of consecutive nodes (about
+    ``NODE_SHARD_BYTES`` of JSON), fetched for the nodes an answer shows.
 
   Vectors stay whole (``vectors-*.bin.gz``, the ``vectors.bin`` layout), fetched on the first
   pure-Python semantic search only.
@@ -49,18 +54,11 @@ Theory of operation:
   it does not hold yet; the round then raises one ``ShardsMissing`` naming every shard the stage
   lacks, nothing is marked loaded, and the caller fetches them all in parallel and asks again
   (retrieval is deterministic, so the retry answers as an uninterrupted run). A question then
-  costs a few round trips (terms, pool chunks, connected chunks), not one per shard.
-* **Measured** (hashing-embedder indexes, 80 generated questions each, every answer identical to
-  the whole bundle's; per question: manifest + graph + its buckets + its chunk shards):
-
-  | index | index.json.gz | a question (median / max) | of which manifest + graph |
-  |---|---:|---:|---:|
-  | Oya itself, 169k lines, 6.1k chunks | 1.67 MB | 0.53 / 0.67 MB | 0.32 MB |
-  | networkx, 192k lines, 9.0k chunks | 2.34 MB | 0.68 / 0.81 MB | 0.51 MB |
-  | networkx + numpy + dagster, 727k lines, 43k chunks | 9.88 MB | 2.61 / 2.72 MB | 2.40 MB |
-
-  The question's own share (postings ~50-60 kB, chunks ~120-170 kB) barely grows with the
-  repository; the manifest (chunk ids) and the graph grow with it and are the next to split.
+  costs a few round trips (terms; pool chunks; connected chunks with the shown nodes' details,
+  ``fetched_together``; the diagram's other nodes), not one per shard.
+* **Measured**: ``bench/shard_bench.py`` (``bench/results/shard_bench.md``): what opening costs
+  (manifest + graph) and what a question adds, on real indexes; every answer identical to the
+  whole bundle's (tests/site/test_shards.py).
 * **Same retrieval.** ``open_shards`` returns an ordinary ``Bundle`` whose BM25 index
   (``ShardedBM25Index``: ``LazyBM25Index`` that fills its raw postings a bucket at a time) and
   corpus (``ShardedCorpus``) fetch on demand; the pipeline and its stages are the whole bundle's.
@@ -82,17 +80,18 @@ from oya.core.bundle_format import (
     LazyBM25Index,
     column,
     decode_chunks,
-    decode_graph,
     decode_origins,
     decode_vectors,
     get_table,
 )
 from oya.core.channels import ChunkMaps, chunks_by_node
 from oya.core.records import Chunk
-from oya.core.shard_store import Fetch, ShardStore, check_name, term_bucket
+from oya.core.results import page_url
+from oya.core.shard_graph import decode_sharded_graph
+from oya.core.shard_store import Fetch, ShardStore, check_name, term_bucket, undelta
 
 SHARDS_FORMAT = "oya-shards"
-SHARDS_VERSION = 1
+SHARDS_VERSION = 2
 TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
 # gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
 # 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
@@ -100,6 +99,8 @@ TERM_SHARD_BYTES = 10_000
 # JSON bytes of chunk columns a chunk shard aims at (~3.5 kB gzipped): on Oya's own index a
 # question's candidate chunks cost 411 kB with 64 kB runs, 167 kB with 16 kB, 111 kB with 8 kB (2x the files)
 CHUNK_SHARD_BYTES = 16_000
+# JSON bytes of node details (lines, signature, docstring) a nodes shard aims at
+NODE_SHARD_BYTES = 16_000
 
 
 class ShardedBM25Index(LazyBM25Index):
@@ -144,7 +145,6 @@ class ShardedCorpus(ChunkMaps):
         *,
         ids: Sequence[str],
         chunk_paths: Sequence[str],
-        start_lines: Sequence[int],
         chunk_nodes: Sequence[str | None],
         shard_first: Sequence[int],
         shard_names: Sequence[str],
@@ -152,7 +152,8 @@ class ShardedCorpus(ChunkMaps):
         node_ids: list[str],
         origins: Mapping[str, str],
     ) -> None:
-        by_node = chunks_by_node(zip(chunk_paths, start_lines, ids, chunk_nodes, strict=True))
+        # chunks come in (path, start line, id) order: a chunk's position orders it as its start line would
+        by_node = chunks_by_node(zip(chunk_paths, range(len(ids)), ids, chunk_nodes, strict=True))
         super().__init__(dict(zip(ids, chunk_paths, strict=True)), by_node, origins)
         self._store = store
         self._ids = list(ids)
@@ -199,22 +200,22 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     if doc.get("version") != SHARDS_VERSION:
         raise BundleError(f"shard manifest version {doc.get('version')!r}; this core reads {SHARDS_VERSION}")
     paths: list[str] = column(doc, "paths", None)
-    pages = dict(zip(paths, column(doc, "pages", len(paths)), strict=True))
-    node_ids, graph = decode_graph(store.table(_listed(doc, "graph", "graph")), paths)
+    pages = {p: page_url(p) for p in paths}  # the writer's own formula (oya.site.bundle)
+    graph_doc = store.table(_listed(doc, "graph", "graph"))
+    node_ids, graph = decode_sharded_graph(store, graph_doc, get_table(doc, "nodes"), paths)
 
     ct = get_table(doc, "chunks")
     ids: list[str] = column(ct, "id", None)
     n = len(ids)
-    node_pos: list[int] = column(ct, "node", n)
+    node_pos = undelta(column(ct, "node", n))
     st = get_table(ct, "shards")
-    first: list[int] = column(st, "first", None)
+    first = undelta(column(st, "first", None))
     if first[:1] != [0] and n:
         raise BundleError("the first chunk shard does not start at chunk 0")
     corpus = ShardedCorpus(
         store,
         ids=ids,
         chunk_paths=[paths[p] for p in column(ct, "path", n)],
-        start_lines=column(ct, "start_line", n),
         chunk_nodes=[node_ids[p] if p >= 0 else None for p in node_pos],
         shard_first=first,
         shard_names=[check_name(name, "chunks") for name in column(st, "name", len(first))],
@@ -249,6 +250,7 @@ def _vectors(
     """The vector ids, width and layout the manifest lists, and a loader of the vectors shard."""
     if not isinstance(vt, dict):
         return [], 0, None, None
+    vt = {**vt, "rows": undelta(column(vt, "rows", int(vt["count"])))}
     vector_ids = [ids[r] for r in column(vt, "rows", int(vt["count"]))]
     offsets = (int(vt["scales_offset"]), int(vt["data_offset"]))
     return vector_ids, int(vt["dim"]), offsets, _vector_loader(store, vt, _listed(vt, "file", "vectors"), ids)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from oya.core.answer_diagram import plan_diagram
-from oya.core.channels import Channel, ChannelUnavailable, Corpus, DataMissing
+from oya.core.channels import Channel, ChannelUnavailable, Corpus, DataMissing, fetched_together
 from oya.core.context import build_context
 from oya.core.file_lexical import FileTerms, fuse_files, rank_file_docs
 from oya.core.files import rank_files
@@ -223,6 +223,9 @@ def _connected_hits(q: Query, c: Candidates, expanded: list[str]) -> list[Hit]:
     """The first chunk of each expanded node, not already in the context, through the path filter."""
     by_node = q.corpus.chunk_ids_for_nodes(expanded)
     want = [cids[0] for n in expanded for cids in [by_node.get(n, [])] if cids]
+    # the connected chunks and the details of the nodes the answer will show, in one round
+    shown = [n.id for n in c.subgraph.nodes] + [h.chunk.node_id for h in c.hits if h.chunk.node_id]
+    fetched_together(lambda: q.corpus.get_chunks(want), lambda: q.graph.load_details(shown))
     got = q.corpus.get_chunks(want)
     hit_ids = {h.chunk.id for h in c.hits}
     # dedup against what is in the context, not the whole fused pool: a chunk the channels
@@ -261,7 +264,7 @@ def expand(
             seeds, hops=0, min_confidence=min_confidence, max_nodes=len(seeds), prior=prior
         )
     expanded = [n.id for n in subgraph.nodes if subgraph.distance.get(n.id, 0) > 0]
-    extra = _connected_hits(q, c, expanded) if expanded else []
+    extra = _connected_hits(q, replace(c, subgraph=subgraph), expanded) if expanded else []
     return replace(c, subgraph=subgraph, expanded=tuple(expanded), connected=tuple(extra))
 
 
@@ -273,6 +276,11 @@ def pack(
     matches = [h.chunk.node_id for h in c.hits if h.chunk.node_id]
     ranked = [h.chunk.node_id for h in c.pool if h.chunk.node_id]
     relevance = {n: i for i, n in reversed(list(enumerate(ranked)))}
+    # the nodes whose lines, signatures and docstrings the answer shows: a sharded graph
+    # (oya.core.shard_graph) fetches them with the diagram's in one round
+    shown = [n.id for n in c.subgraph.nodes] + [
+        h.chunk.node_id for h in (*c.hits, *c.connected) if h.chunk.node_id
+    ]
     plan = plan_diagram(
         q.graph,
         matches,
@@ -280,5 +288,9 @@ def pack(
         max_nodes=diagram_nodes,
         min_confidence=min_confidence,
         relevance=relevance,
+        details_for=shown,
     )
-    return replace(c, context=build_context(c.hits, c.connected, plan, budget, diagram_budget))
+    subgraph = replace(c.subgraph, nodes=tuple(q.graph.nodes[n.id] for n in c.subgraph.nodes))
+    return replace(
+        c, subgraph=subgraph, context=build_context(c.hits, c.connected, plan, budget, diagram_budget)
+    )

@@ -8,7 +8,9 @@ same data and answer alike (tests/site/test_shards.py holds them together):
   (at least one), each term goes to ``term_bucket(term, count)``; terms stay sorted in a bucket;
 * chunk runs: consecutive chunks in bundle order, a file kept whole in one shard unless it alone
   passes ``CHUNK_SHARD_BYTES`` of JSON (then it is cut between chunks);
-* one graph shard, the vectors file whole, and the manifest, each named by its content hash.
+* one graph shard (``graph_table``: a node's id only where it is not the derived one, its qualified
+  name as a scope), node-detail runs of consecutive nodes (``node_runs``), the vectors file whole,
+  and the manifest, each named by its content hash.
 
 Files are gzipped deterministically (``gzip_deterministic``), so the same index gives the same names
 and bytes. Shard files of an earlier export left in the folder are removed (only names of the shard
@@ -24,8 +26,22 @@ from typing import Any
 
 from oya.core.bundle_format import CHUNK_COLUMNS
 from oya.core.records import chunk_id
-from oya.core.shard_store import is_shard_name, shard_name, term_bucket
-from oya.core.shards import CHUNK_SHARD_BYTES, SHARDS_FORMAT, SHARDS_VERSION, TERM_HASH, TERM_SHARD_BYTES
+from oya.core.shard_graph import (
+    EDGE_SHARD_COLUMNS,
+    GRAPH_NODE_COLUMNS,
+    NODE_DETAIL_COLUMNS,
+    derived_node_id,
+    node_scope,
+)
+from oya.core.shard_store import deltas, is_shard_name, shard_name, term_bucket
+from oya.core.shards import (
+    CHUNK_SHARD_BYTES,
+    NODE_SHARD_BYTES,
+    SHARDS_FORMAT,
+    SHARDS_VERSION,
+    TERM_HASH,
+    TERM_SHARD_BYTES,
+)
 from oya.site.bundle import gzip_deterministic
 
 SHARDS_DIR = "shards"  # the shards' folder inside the site's bundle folder
@@ -63,6 +79,47 @@ def chunk_runs(chunks: dict[str, Any], target: int) -> list[tuple[int, int]]:
     return runs
 
 
+def node_runs(nodes: dict[str, Any], target: int) -> list[tuple[int, int]]:
+    """``[first, end)`` runs of consecutive node positions of about ``target`` JSON bytes of details."""
+    sizes = [len(_dumps(row)) for row in zip(*(nodes[c] for c in NODE_DETAIL_COLUMNS), strict=True)]
+    runs: list[tuple[int, int]] = []
+    start = acc = 0
+    for i, size in enumerate(sizes):
+        if acc and acc + size > target:
+            runs.append((start, i))
+            start, acc = i, 0
+        acc += size
+    if start < len(sizes):
+        runs.append((start, len(sizes)))
+    return runs
+
+
+def graph_table(doc: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    """The ``graph`` shard: what every question's graph channel and expansion read; a node's id
+    only where it is not ``derived_node_id``'s."""
+    nt = doc["nodes"]
+    given: dict[str, list[Any]] = {"at": [], "id": []}
+    quals: dict[str, list[Any]] = {"at": [], "qualname": []}
+    scopes: list[str | None] = []
+    for i, (nid, kind, name, qual, p) in enumerate(
+        zip(nt["id"], nt["kind"], nt["name"], nt["qualname"], nt["path"], strict=True)
+    ):
+        try:
+            scopes.append(node_scope(name, qual))
+        except ValueError:
+            scopes.append(None)
+            quals["at"].append(i)
+            quals["qualname"].append(qual)
+        if nid != derived_node_id(kind, qual, paths[p]):
+            given["at"].append(i)
+            given["id"].append(nid)
+    nodes: dict[str, Any] = {c: nt[c] for c in GRAPH_NODE_COLUMNS if c != "scope"}
+    nodes.update(scope=scopes, ids=given, qualnames=quals)
+    edges = {c: doc["edges"][c] for c in EDGE_SHARD_COLUMNS}
+    edges["source"] = deltas(edges["source"])  # sorted by source
+    return {"edges": edges, "nodes": nodes}
+
+
 def _term_buckets(bm25: dict[str, Any], target: int) -> list[dict[str, list[Any]]]:
     terms: list[str] = bm25["terms"]
     total = len(gzip_deterministic(_dumps({"postings": bm25["postings"], "terms": terms})))
@@ -82,6 +139,7 @@ def export_shards(
     *,
     term_bytes: int = TERM_SHARD_BYTES,
     chunk_bytes: int = CHUNK_SHARD_BYTES,
+    node_bytes: int = NODE_SHARD_BYTES,
 ) -> dict[str, Any]:
     """Write the shards of the bundle ``doc`` (and ``vec_bytes``) into ``out_dir``; return the
     manifest's name and the shards' counts and sizes."""
@@ -99,17 +157,24 @@ def export_shards(
     runs = chunk_runs(ct, chunk_bytes)
     chunk_names = [put("chunks", _dumps({c: ct[c][a:b] for c in CHUNK_COLUMNS})) for a, b in runs]
     buckets = [put("terms", _dumps(b)) for b in _term_buckets(doc["bm25"], term_bytes)]
-    graph = put("graph", _dumps({"edges": doc["edges"], "nodes": doc["nodes"]}))
+    paths: list[str] = doc["paths"]
+    graph = put("graph", _dumps(graph_table(doc, paths)))
+    nt = doc["nodes"]
+    nruns = node_runs(nt, node_bytes)
+    node_names = [put("nodes", _dumps({c: nt[c][a:b] for c in NODE_DETAIL_COLUMNS})) for a, b in nruns]
     vectors = None
     if doc.get("vectors") and vec_bytes:
-        vectors = {**doc["vectors"], "file": put("vectors", vec_bytes, "bin")}
-    paths: list[str] = doc["paths"]
+        # rows (each vector's chunk position) as differences: nearly all 1
+        vectors = {
+            **doc["vectors"],
+            "rows": deltas(doc["vectors"]["rows"]),
+            "file": put("vectors", vec_bytes, "bin"),
+        }
     manifest: dict[str, Any] = {
         "format": SHARDS_FORMAT,
         "version": SHARDS_VERSION,
         "meta": doc["meta"],
-        "paths": paths,
-        "pages": doc["pages"],
+        "paths": paths,  # pages: page_url(path), the reader's formula as the whole bundle's writer's
         "chunks": {
             # ids shipped, not recomputed: BM25 breaks ties by id over every chunk it scores
             "id": [
@@ -117,12 +182,12 @@ def export_shards(
                 for p, s, e, t in zip(ct["path"], ct["start_line"], ct["end_line"], ct["text"], strict=True)
             ],
             "path": ct["path"],
-            "start_line": ct["start_line"],
-            "node": ct["node"],
-            "shards": {"first": [a for a, _ in runs], "name": chunk_names},
+            "node": deltas(ct["node"]),  # positions as differences: a file's nodes are neighbours
+            "shards": {"first": deltas([a for a, _ in runs]), "name": chunk_names},
         },
         "bm25": {"doc_lens": doc["bm25"]["doc_lens"], "hash": TERM_HASH, "buckets": buckets},
         "graph": graph,
+        "nodes": {"first": deltas([a for a, _ in nruns]), "name": node_names},
         "vectors": vectors,
     }
     if "origins" in doc:
@@ -131,7 +196,7 @@ def export_shards(
     for stale in out_dir.iterdir():
         if is_shard_name(stale.name) and stale.name not in written:
             stale.unlink()
-    sizes = sorted(size for n, size in written.items() if n.startswith(("terms-", "chunks-")))
+    sizes = sorted(size for n, size in written.items() if n.startswith(("terms-", "chunks-", "nodes-")))
     return {
         "format": SHARDS_FORMAT,
         "version": SHARDS_VERSION,
@@ -143,6 +208,7 @@ def export_shards(
         "graph_bytes": written[graph],
         "term_shards": len(buckets),
         "chunk_shards": len(chunk_names),
+        "node_shards": len(node_names),
         "shard_bytes_median": sizes[len(sizes) // 2] if sizes else 0,
         "shard_bytes_max": sizes[-1] if sizes else 0,
         "total_bytes": sum(written.values()),

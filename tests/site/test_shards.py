@@ -25,19 +25,21 @@ from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
 from oya.core.bundle_format import BundleError
 from oya.core.query import plan_query
 from oya.core.records import Chunk
-from oya.core.shard_store import ShardsMissing, folder_fetch, term_bucket
+from oya.core.shard_graph import ShardedCodeGraph, decode_sharded_graph
+from oya.core.shard_store import ShardsMissing, ShardStore, folder_fetch, term_bucket, undelta
 from oya.core.shards import open_shards
 from oya.site.assets import site_file
 from oya.site.build import render_wiki_pages, write_wiki_site
 from oya.site.bundle import bundle_document, export_bundle
 from oya.site.checks import golden_mismatches
-from oya.site.shards import SHARDS_DIR, export_shards
+from oya.site.shards import SHARDS_DIR, export_shards, graph_table
 from oya.store.index import Index
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # small targets, so this small repository is cut into many shards and a question's share shows
 TERM_BYTES = 3_000
 CHUNK_BYTES = 12_000
+NODE_BYTES = 3_000
 PROSE = (
     "How is stock removed when an order ships?",
     "how does the bundle decode postings lazily",
@@ -74,7 +76,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with Index(index_dir) as index:
         export_bundle(index, work / "bundle")
         doc, vec_bytes = bundle_document(index)
-    info = export_shards(doc, vec_bytes, work / "shards", term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES)
+    info = export_shards(
+        doc, vec_bytes, work / "shards", term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES, node_bytes=NODE_BYTES
+    )
     whole = decode_bundle(
         (work / "bundle" / "index.json.gz").read_bytes(), (work / "bundle" / "vectors.bin.gz").read_bytes()
     )
@@ -144,12 +148,91 @@ def _watch_reads(bundle: Bundle) -> set[str]:
     return read
 
 
+def _watch_details(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The node ids whose details the stages ask a sharded graph for, filled as they ask."""
+    asked: set[str] = set()
+    load = ShardedCodeGraph.load_details
+
+    def watched(graph: ShardedCodeGraph, ids: Sequence[str]) -> None:
+        asked.update(ids)
+        load(graph, ids)
+
+    monkeypatch.setattr(ShardedCodeGraph, "load_details", watched)
+    return asked
+
+
+def test_node_details_come_only_for_the_nodes_an_answer_shows(
+    built: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = built["info"]
+    folder: Path = built["folder"]
+    manifest = _manifest(folder, info["manifest"])
+    first, names = undelta(manifest["nodes"]["first"]), manifest["nodes"]["name"]
+    assert info["node_shards"] == len(names) >= 10
+    fetched_any = 0
+    asked = _watch_details(monkeypatch)
+    for q in _questions(built["whole"])[::4]:
+        fetch = CountingFetch(folder)
+        bundle = open_shards(fetch, info["manifest"])
+        pos = {nid: i for i, nid in enumerate(bundle.graph.nodes)}
+        asked.clear()
+        out = bundle.ask(q)
+        fetched = {n for n in fetch.names if n.startswith("nodes-")}
+        assert fetched == {names[bisect_right(first, pos[n]) - 1] for n in asked if n in pos}, q
+        assert len(fetched) < len(names), q
+        # every node the answer shows is whole: its lines, signature and docstring arrived
+        shown = {n.id for n in bundle.retrieve(q).subgraph.nodes}
+        assert shown <= asked, q
+        fetched_any += bool(fetched) and bool(out["answer"]["items"])
+    assert fetched_any >= 5
+
+
+def test_the_graph_shard_keeps_ids_and_qualified_names_of_any_form() -> None:
+    doc = {
+        "nodes": {
+            "id": ["a.py", "a.py::f", "odd-id", "a.py::Cls.m", "a.py::weird qual"],
+            "kind": ["module", "function", "function", "method", "function"],
+            "name": ["a", "f", "g", "m", "<lambda>"],
+            "qualname": ["a", "f", "g", "Cls.m", "weird qual"],
+            "path": [0, 0, 0, 0, 0],
+            "centrality": [0.1, 0.2, 0.3, 0.4, 0.5],
+            "start_line": [1, 2, 5, 8, 9],
+            "end_line": [9, 3, 6, 9, 9],
+            "signature": ["", "def f()", "def g()", "def m(self)", ""],
+            "docstring": ["", "F.", "", "M.", ""],
+        },
+        "edges": {
+            "source": [0, 0, 3],
+            "target": [1, 3, 1],
+            "kind": ["contains", "contains", "calls"],
+            "confidence": [1.0, 1.0, 0.5],
+        },
+    }
+    table = graph_table(doc, ["a.py"])
+    assert table["nodes"]["ids"] == {"at": [2], "id": ["odd-id"]}
+    assert table["nodes"]["qualnames"] == {"at": [4], "qualname": ["weird qual"]}
+    details = {"first": [0], "name": ["nodes-0000000000000000.json.gz"]}
+    ids, graph = decode_sharded_graph(ShardStore(folder_fetch(".")), table, details, ["a.py"])
+    assert ids == doc["nodes"]["id"]
+    assert [(n.kind, n.name, n.qualname, n.path, n.centrality) for n in graph.nodes.values()] == [
+        (k, nm, q, "a.py", c)
+        for k, nm, q, c in zip(
+            *(doc["nodes"][c] for c in ("kind", "name", "qualname", "centrality")), strict=True
+        )
+    ]
+    assert sorted((e.source, e.target, e.kind) for e in graph.edges) == [
+        ("a.py", "a.py::Cls.m", "contains"),
+        ("a.py", "a.py::f", "contains"),
+        ("a.py::Cls.m", "a.py::f", "calls"),
+    ]
+
+
 def test_a_question_fetches_only_the_shards_it_reads(built: dict[str, Any]) -> None:
     info = built["info"]
     folder: Path = built["folder"]
     manifest = _manifest(folder, info["manifest"])
     pos = {cid: i for i, cid in enumerate(manifest["chunks"]["id"])}
-    first, names = manifest["chunks"]["shards"]["first"], manifest["chunks"]["shards"]["name"]
+    first, names = undelta(manifest["chunks"]["shards"]["first"]), manifest["chunks"]["shards"]["name"]
     every = [p.name for p in folder.iterdir()]
     assert info["term_shards"] >= 10 and info["chunk_shards"] >= 10
     buckets = manifest["bm25"]["buckets"]
@@ -177,7 +260,9 @@ def test_shards_are_content_addressed_and_deterministic(built: dict[str, Any], t
     with Index(built["work"] / "index") as index:
         doc, vec_bytes = bundle_document(index)
     (tmp_path / "chunks-0123456789abcdef.json.gz").write_bytes(b"stale")  # an earlier export's shard
-    again = export_shards(doc, vec_bytes, tmp_path, term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES)
+    again = export_shards(
+        doc, vec_bytes, tmp_path, term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES, node_bytes=NODE_BYTES
+    )
     assert again == built["info"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in folder.iterdir())
     for p in folder.iterdir():

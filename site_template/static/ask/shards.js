@@ -12,7 +12,7 @@
 // is an error rather than a loop. Pure apart from the injected fetch (tests/js/shards.test.js).
 
 export const MAX_ROUNDS = 8;
-const SHARD_NAME = /^(manifest|terms|chunks|graph|vectors)-[0-9a-f]{16}\.(json|bin)\.gz$/;
+const SHARD_NAME = /^(manifest|terms|chunks|graph|nodes|vectors)-[0-9a-f]{16}\.(json|bin)\.gz$/;
 
 export function isShardName(name) {
   return typeof name === "string" && SHARD_NAME.test(name);

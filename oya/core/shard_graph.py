@@ -1,0 +1,126 @@
+"""The code graph of a sharded bundle: what every question walks in one shard, the rest on demand.
+
+Theory of operation: a question's graph channel scores every node's name, qualified name, path,
+kind and centrality, and expansion and the diagram walk the edges; those travel in the ``graph-*``
+shard, read when the bundle opens. A node's lines, signature and docstring are read only for the
+nodes an answer shows (its subgraph, citations and diagram), so they travel apart, in
+``nodes-*`` shards of consecutive node positions (``NODE_DETAIL_COLUMNS``), fetched through
+``CodeGraph.load_details``, which the stages call before they read those fields (a no-op for a
+graph held whole). Until then a node carries placeholders (line 1, no signature, no docstring).
+
+A node's id is not shipped when it is the indexer's own form (``derived_node_id``: the path for a
+module, ``path::qualname`` otherwise); the few that differ travel as exceptions. Same graph, same
+answers as the whole bundle (tests/site/test_shards.py).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from oya.core.bundle_format import BundleError, column, get_table, rows
+from oya.core.graph import CodeGraph
+from oya.core.records import Edge, Node
+from oya.core.shard_store import ShardStore, check_name, undelta
+
+# the graph shard's node columns (every question reads them) and a nodes shard's (an answer's nodes)
+GRAPH_NODE_COLUMNS = ("kind", "name", "scope", "path", "centrality")
+NODE_DETAIL_COLUMNS = ("start_line", "end_line", "signature", "docstring")
+EDGE_SHARD_COLUMNS = ("source", "target", "kind", "confidence")
+
+
+def derived_node_id(kind: str, qualname: str, path: str) -> str:
+    """The id the indexer gives a node: its path for a module, ``path::qualname`` otherwise."""
+    return path if kind == "module" else f"{path}::{qualname}"
+
+
+def node_scope(name: str, qualname: str) -> str | None:
+    """What ``qualname`` adds to ``name`` (``"Class"`` for ``Class.method``; None: the name alone);
+    the qualified name is ``scope.name``. Raises ``ValueError`` for a qualified name of another form."""
+    if qualname == name:
+        return None
+    if qualname.endswith("." + name):
+        return qualname[: -len(name) - 1]
+    raise ValueError(qualname)
+
+
+def _qualname(name: str, scope: str | None) -> str:
+    return name if scope is None else f"{scope}.{name}"
+
+
+class ShardedCodeGraph(CodeGraph):
+    """A ``CodeGraph`` whose nodes' lines, signatures and docstrings arrive by ``nodes`` shard."""
+
+    __slots__ = ("_store", "_order", "_pos", "_first", "_names", "_loaded")
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        edges: Sequence[Edge],
+        store: ShardStore,
+        detail_first: Sequence[int],
+        detail_names: Sequence[str],
+    ) -> None:
+        super().__init__(nodes, edges)
+        self._store = store
+        self._order = [n.id for n in nodes]
+        self._pos = {nid: i for i, nid in enumerate(self._order)}
+        self._first = list(detail_first)
+        self._names = list(detail_names)
+        self._loaded: set[int] = set()
+
+    def load_details(self, node_ids: Sequence[str]) -> None:
+        positions = [self._pos[n] for n in node_ids if n in self._pos]
+        need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
+        if not need:
+            return
+        # all in one round; a shard counts as loaded only once its rows are in
+        for shard, table in zip(need, self._store.tables([self._names[s] for s in need]), strict=True):
+            first = self._first[shard]
+            end = self._first[shard + 1] if shard + 1 < len(self._first) else len(self._order)
+            for offset, (start, stop, sig, doc) in enumerate(rows(table, NODE_DETAIL_COLUMNS, end - first)):
+                nid = self._order[first + offset]
+                self.nodes[nid] = replace(
+                    self.nodes[nid], start_line=start, end_line=stop, signature=sig, docstring=doc
+                )
+            self._loaded.add(shard)
+
+
+def _exceptions(nt: Mapping[str, Any], table: str, key: str) -> dict[int, str]:
+    t = get_table(nt, table)
+    at: list[int] = column(t, "at", None)
+    return dict(zip(at, column(t, key, len(at)), strict=True))
+
+
+def decode_sharded_graph(
+    store: ShardStore, graph_doc: Mapping[str, Any], details: Mapping[str, Any], paths: list[str]
+) -> tuple[list[str], ShardedCodeGraph]:
+    """The node ids (in bundle order) and the graph of a ``graph`` shard and the manifest's
+    ``nodes`` table (``first``: the node position each details shard starts at; ``name``)."""
+    nt = get_table(graph_doc, "nodes")
+    n = len(column(nt, "kind", None))
+    # by node position: the ids that are not derived_node_id's, the qualified names node_scope refused
+    ids, quals = _exceptions(nt, "ids", "id"), _exceptions(nt, "qualnames", "qualname")
+    nodes: list[Node] = []
+    for i, (kind, name, scope, p, cent) in enumerate(rows(nt, GRAPH_NODE_COLUMNS, n)):
+        path = paths[p]
+        qual = quals.get(i) or _qualname(name, scope)
+        nid = ids.get(i) or derived_node_id(kind, qual, path)
+        nodes.append(Node(nid, kind, name, qual, path, 1, 1, "", "", float(cent)))
+    node_ids = [node.id for node in nodes]
+    et = get_table(graph_doc, "edges")
+    n_edges = len(column(et, "target", None))
+    sources = undelta(column(et, "source", n_edges))  # sorted: shipped as differences
+    edges = [
+        Edge(node_ids[s], node_ids[t], kind, float(conf))
+        for s, t, kind, conf in zip(
+            sources, *(column(et, c, n_edges) for c in EDGE_SHARD_COLUMNS[1:]), strict=True
+        )
+    ]
+    first = undelta(column(details, "first", None))
+    if n and first[:1] != [0]:
+        raise BundleError("the first nodes shard does not start at node 0")
+    names = [check_name(name, "nodes") for name in column(details, "name", len(first))]
+    return node_ids, ShardedCodeGraph(nodes, edges, store, first, names)
