@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from oya.core.records import Edge, Node
-from oya.core.tokenize import split_identifier, tokenize
+from oya.core.tokenize import split_identifier, token_set
 
 # How much each kind of edge is worth following when the context has room for few nodes.
 EDGE_WEIGHTS: dict[str, float] = {"calls": 1.0, "inherits": 0.9, "imports": 0.6, "contains": 0.7}
@@ -154,9 +154,14 @@ class CodeGraph:
             names: dict[str, list[str]] = {}
             by_path: dict[str, list[str]] = {}
             prefixes: dict[str, list[str]] = {}
+            words: dict[str, frozenset[str]] = {}
+            path_toks: dict[str, frozenset[str]] = {}
             for node in self.nodes.values():
-                name_toks = frozenset(tokenize(node.name))
-                ctx_toks = frozenset(tokenize(node.qualname + " " + node.path))
+                name_toks = token_set(node.name, words)
+                # tokens never span the space: those of "qualname path" are the qualname's and the path's
+                if node.path not in path_toks:
+                    path_toks[node.path] = token_set(node.path, words)
+                ctx_toks = token_set(node.qualname, words) | path_toks[node.path]
                 table[node.id] = (name_toks, ctx_toks)
                 for t in name_toks | {node.name.lower()}:
                     names.setdefault(t, []).append(node.id)

@@ -50,10 +50,42 @@ def _qualname(name: str, scope: str | None) -> str:
     return name if scope is None else f"{scope}.{name}"
 
 
-class ShardedCodeGraph(CodeGraph):
-    """A ``CodeGraph`` whose nodes' lines, signatures and docstrings arrive by ``nodes`` shard."""
+class _Adjacency(dict[str, list[tuple[str, Edge]]]):
+    """Each node's ``(other end, edge)`` list as ``CodeGraph`` builds it (edges in order, listed
+    under both ends), made when first asked for: a question walks a few hundred of 34k nodes."""
 
-    __slots__ = ("_store", "_order", "_pos", "_first", "_names", "_loaded")
+    def __init__(self, node_ids: Sequence[str], pos: Mapping[str, int], edges: Sequence[Edge]) -> None:
+        super().__init__()
+        self._node_ids = node_ids
+        self._pos = pos
+        self._edges = edges
+        self._incident: list[list[int]] | None = None
+
+    def get(self, node_id: str, default: Any = None) -> Any:
+        if node_id in self:
+            return self[node_id]
+        p = self._pos.get(node_id)
+        if p is None:
+            return default
+        if self._incident is None:
+            incident: list[list[int]] = [[] for _ in self._node_ids]
+            for i, e in enumerate(self._edges):
+                incident[self._pos[e.source]].append(i)
+                incident[self._pos[e.target]].append(i)  # a self-loop is listed twice, as CodeGraph does
+            self._incident = incident
+        edges = self._edges
+        entries = [
+            (e.target if e.source == node_id else e.source, e) for e in (edges[i] for i in self._incident[p])
+        ]
+        self[node_id] = entries
+        return entries
+
+
+class ShardedCodeGraph(CodeGraph):
+    """A ``CodeGraph`` whose nodes' lines, signatures and docstrings arrive by ``nodes`` shard, and
+    whose adjacency is built node by node."""
+
+    __slots__ = ("_store", "_order", "_pos", "_first", "_names", "_loaded", "_pending")
 
     def __init__(
         self,
@@ -63,29 +95,35 @@ class ShardedCodeGraph(CodeGraph):
         detail_first: Sequence[int],
         detail_names: Sequence[str],
     ) -> None:
-        super().__init__(nodes, edges)
-        self._store = store
+        super().__init__(nodes, ())
         self._order = [n.id for n in nodes]
         self._pos = {nid: i for i, nid in enumerate(self._order)}
+        self.edges = list(edges)  # both ends known: decode_sharded_graph made them from node positions
+        self._adj = _Adjacency(self._order, self._pos, self.edges)
+        self._store = store
         self._first = list(detail_first)
         self._names = list(detail_names)
         self._loaded: set[int] = set()
+        self._pending: dict[int, tuple[Any, ...]] = {}  # fetched details not yet put in their node
 
     def load_details(self, node_ids: Sequence[str]) -> None:
         positions = [self._pos[n] for n in node_ids if n in self._pos]
         need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
-        if not need:
-            return
         # all in one round; a shard counts as loaded only once its rows are in
         for shard, table in zip(need, self._store.tables([self._names[s] for s in need]), strict=True):
             first = self._first[shard]
             end = self._first[shard + 1] if shard + 1 < len(self._first) else len(self._order)
-            for offset, (start, stop, sig, doc) in enumerate(rows(table, NODE_DETAIL_COLUMNS, end - first)):
-                nid = self._order[first + offset]
+            for offset, row in enumerate(rows(table, NODE_DETAIL_COLUMNS, end - first)):
+                self._pending[first + offset] = row
+            self._loaded.add(shard)
+        for p in positions:  # only the nodes asked for are remade (a shard holds ~100)
+            row = self._pending.pop(p, ())
+            if row:
+                nid = self._order[p]
+                start, stop, sig, doc = row
                 self.nodes[nid] = replace(
                     self.nodes[nid], start_line=start, end_line=stop, signature=sig, docstring=doc
                 )
-            self._loaded.add(shard)
 
 
 def _exceptions(nt: Mapping[str, Any], table: str, key: str) -> dict[int, str]:

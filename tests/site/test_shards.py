@@ -116,6 +116,17 @@ def test_the_sharded_bundle_answers_every_question_as_the_whole_bundle(built: di
     assert answered >= 0.9 * len(questions)
 
 
+def test_the_sharded_graph_walks_as_the_whole_one(built: dict[str, Any]) -> None:
+    whole: Bundle = built["whole"]
+    sharded = open_shards(folder_fetch(built["folder"]), built["info"]["manifest"])
+    assert list(sharded.graph.nodes) == list(whole.graph.nodes) and sharded.graph.edges == whole.graph.edges
+    for nid in whole.graph.nodes:  # the same neighbours in the same order (walks and diagrams follow it)
+        assert sharded.graph.neighbors(nid) == whole.graph.neighbors(nid), nid
+        assert sharded.graph.callers(nid) == whole.graph.callers(nid), nid
+    sharded.graph.load_details(list(whole.graph.nodes))
+    assert sharded.graph.nodes == whole.graph.nodes  # lines, signatures and docstrings too
+
+
 def test_parity_holds_with_vectors_scanned_in_python_and_ranked_elsewhere(built: dict[str, Any]) -> None:
     whole: Bundle = built["whole"]
     fetch = CountingFetch(built["folder"])
