@@ -75,7 +75,7 @@ from oya.core.channels import (
 )
 from oya.core.graph import CodeGraph
 from oya.core.options import RetrievalOptions, fetch_depth
-from oya.core.pipeline import retrieve
+from oya.core.pipeline import Resume, retrieve
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.records import Chunk
 from oya.core.report import condense_report
@@ -123,6 +123,8 @@ class Bundle:
         self._vector_index: VectorIndex | None = None
         # where the scales and the int8 rows start in vectors.bin (for a JavaScript kernel)
         self.vector_offsets = vector_offsets or (0, 4 * len(self.vector_ids))
+        # a sharded bundle's question stops when it lacks shards; asked again, it resumes there
+        self._resume = Resume()
 
     def __len__(self) -> int:
         return len(self.bm25)  # one BM25 document per chunk, whether the chunks are here or sharded
@@ -193,8 +195,16 @@ class Bundle:
         if vector is None and ranked is None and semantic_reason is None:
             semantic_reason = "no embedding for the question"
         channels = self.channels(ranked=ranked, semantic_reason=semantic_reason)
+        key = (question, vector, ranked, semantic_reason, opts)  # all the retrieval depends on
         return retrieve(
-            question, channels=channels, graph=self.graph, corpus=self.corpus, vector=vector, options=opts
+            question,
+            channels=channels,
+            graph=self.graph,
+            corpus=self.corpus,
+            vector=vector,
+            options=opts,
+            resume=self._resume,
+            key=key,
         )
 
     def ask(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from oya.core.channels import CHANNEL_NAMES, Channel, Corpus
+from oya.core.channels import CHANNEL_NAMES, Channel, Corpus, DataMissing
 from oya.core.confidence import assess_confidence
 from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.files import DECAY_CHUNKS
@@ -117,15 +117,38 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
     return Pipeline(o, partial(plan_query, intent=o.intent), stages)
 
 
-def run(pipeline: Pipeline, query: Query) -> Candidates:
+@dataclass
+class Resume:
+    """Where a retrieval stopped because a stage needs data fetched first (``DataMissing``): the
+    same retrieval (``key``) asked again starts at that stage with the record it had, instead of
+    running the stages before it again. Exact: a stage is a function of the query and the record.
+    One slot per bundle (``oya.core.bundle``); any other key starts from the first stage."""
+
+    key: object = None
+    stage: int = 0
+    record: Candidates | None = None
+
+
+def run(pipeline: Pipeline, query: Query, resume: Resume | None = None, key: object = None) -> Candidates:
     """``query`` through every stage of ``pipeline``; each stage's milliseconds in ``timings``."""
     o = pipeline.options
-    weights = dict(o.weights) if o.weights is not None else dict(query.plan.weights)
-    c = Candidates(weights=weights, fetch_depth=fetch_depth(o))
-    for name, stage in pipeline.stages:
+    if resume is not None and resume.record is not None and resume.key == key:
+        start, c = resume.stage, resume.record
+    else:
+        weights = dict(o.weights) if o.weights is not None else dict(query.plan.weights)
+        start, c = 0, Candidates(weights=weights, fetch_depth=fetch_depth(o))
+    for i, (name, stage) in enumerate(pipeline.stages[start:], start):
         t0 = query.clock()
-        c = stage(query, c)
+        try:
+            after = stage(query, c)
+        except DataMissing:
+            if resume is not None:
+                resume.key, resume.stage, resume.record = key, i, c
+            raise
+        c = after
         c.timings[name] = (query.clock() - t0) * 1000
+    if resume is not None:
+        resume.record = None
     return c
 
 
@@ -182,8 +205,13 @@ def retrieve(
     options: RetrievalOptions | None = None,
     pipeline: Pipeline | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    resume: Resume | None = None,
+    key: object = None,
 ) -> RetrievalResult:
-    """Retrieve for ``question`` with ``pipeline`` (default: ``default_pipeline(options)``)."""
+    """Retrieve for ``question`` with ``pipeline`` (default: ``default_pipeline(options)``).
+
+    ``resume`` and ``key``: a retrieval interrupted by ``DataMissing`` and asked again with the same
+    ``key`` (which must name everything it depends on) resumes at the stage that asked (``Resume``)."""
     if not question or not question.strip():
         raise ValueError("the question is empty")
     pipe = pipeline or default_pipeline(options or RetrievalOptions())
@@ -199,5 +227,5 @@ def retrieve(
         allowed=path_filter(o.include, o.exclude),
         clock=clock,
     )
-    c = run(pipe, query)
+    c = run(pipe, query, resume, key)
     return result_of(query, c, o, (clock() - t0) * 1000)

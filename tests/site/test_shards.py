@@ -23,6 +23,7 @@ from test_pages import SAMPLE_REPO, make_index
 
 from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
 from oya.core.bundle_format import BundleError
+from oya.core.channels import BM25Channel
 from oya.core.query import plan_query
 from oya.core.records import Chunk
 from oya.core.shard_graph import ShardedCodeGraph, decode_sharded_graph
@@ -322,6 +323,33 @@ def test_a_fetcher_that_asks_to_fetch_first_gets_the_same_answers_in_few_rounds(
     assert fetch.until_done(lambda: _answer(bundle, PROSE[0], vector=vector)) == _answer(
         whole, PROSE[0], vector=vector
     )
+
+
+def test_a_question_asked_again_after_fetching_resumes_where_it_stopped(
+    built: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole: Bundle = built["whole"]
+    searches: list[str] = []
+    search = BM25Channel.search
+
+    def counted(channel: BM25Channel, plan: Any, vector: Any, k: int) -> Any:
+        searches.append(plan.text)
+        return search(channel, plan, vector, k)
+
+    monkeypatch.setattr(BM25Channel, "search", counted)
+    fetch = AskFirstFetch(built["folder"])
+    bundle = fetch.until_done(lambda: open_shards(fetch, built["info"]["manifest"]))
+    resumed = 0
+    for q in _questions(whole)[::6]:
+        expected = _answer(whole, q)
+        searches.clear()
+        before = len(fetch.rounds)
+        assert fetch.until_done(lambda q=q: _answer(bundle, q)) == expected, q
+        rounds = len(fetch.rounds) - before
+        # the lexical channel runs once for its terms' shards, once with them; never after
+        assert len(searches) <= 2, (q, rounds)
+        resumed += rounds >= 2
+    assert resumed >= 3
 
 
 def test_ask_json_names_the_missing_shards_and_answers_once_they_are_fetched(built: dict[str, Any]) -> None:
