@@ -5,10 +5,17 @@
 // Ops (ask/protocol.js carries them; handled in order of arrival):
 //   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
 //   shards  {dir, manifest, prefetch, vectors}
-//                                            -> {chunks, vectors: rows, rounds}: the sharded bundle
+//                                            -> {chunks, vectors: 0, rounds}: the sharded bundle
 //                                               (oya.core.shards) opened over shards this worker
 //                                               fetches from dir (ask/shards.js); prefetch: fetched
-//                                               at once, before boot ends (manifest, graph, vectors)
+//                                               at once, before boot ends (manifest, graph). The
+//                                               vectors shard (its name: vectors) is not fetched
+//                                               here: the first answer does not read it
+//   vectors {}                               -> {vectors: rows}: the vectors shard fetched and the JS
+//                                               kernel built (the page asks once the first answer's
+//                                               files are in, with the query model: only the
+//                                               semantic channel reads it); 0 rows for a bundle
+//                                               without vectors. Once only; later calls await it
 //   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot; a site
 //                                               without shards: the whole index.json, decoded)
 //   condense {question, more}                -> {text, note}: a question over the core's limit condensed
@@ -17,7 +24,8 @@
 //   ask     {question, options, vector, semantic_reason}
 //                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
 //                                               (sharded: asked again after each round of missing shards;
-//                                               timings.shards: ms fetching, timings.rounds)
+//                                               timings.shards: ms fetching, timings.rounds; a vector
+//                                               before the vectors shard is in waits for it)
 //   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
 //   rank_js {vector, n}                      -> the JS kernel's ranking (tests, bench)
 // The semantic channel's ranking is computed here in JS, as deep as the core says it reads
@@ -119,8 +127,9 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     };
   }
 
-  // The sharded bundle: the manifest, graph and vectors are fetched at once (while Python boots);
-  // opening reads manifest and graph, a question reads its own postings and chunks (ask loops).
+  // The sharded bundle: the manifest and graph are fetched at once (while Python boots); opening
+  // reads them, a question reads its own postings and chunks (ask loops). The vectors shard waits
+  // for the "vectors" op: it is MBs, and only the semantic channel reads it.
   async function openSharded({ dir, manifest, prefetch = [], vectors = null }) {
     if (!booting) throw new Error("the engine worker got a bundle before 'boot'");
     const store = createShardStore(dir);
@@ -134,20 +143,40 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     const { out, rounds } = await untilFetched(store, () => open(manifest));
     const { chunks, layout } = JSON.parse(out);
     forward("bundle-decoded");
-    let kernel = null;
-    if (layout && layout.count > 0 && vectors) {
-      await store.fetchAll([vectors]); // listed in the site's manifest; the core's own loader reads it too
-      kernel = decodeVectors(await inflate(store.get(vectors)), layout);
-    }
     return {
       pyodide,
-      kernel,
+      kernel: null,
+      // the kernel's input: the vectors shard, fetched when first asked (listed in the site's
+      // manifest; the core's own loader reads the same bytes from the store, never fetching twice)
+      vectorShard: layout && layout.count > 0 && vectors ? { name: vectors, layout } : null,
       store,
       chunks,
       rounds,
       askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
       depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
     };
+  }
+
+  // The JS kernel of a sharded bundle, built once from the vectors shard; null without vectors.
+  async function buildKernel(engine) {
+    const { name, layout } = engine.vectorShard;
+    await engine.store.fetchAll([name]);
+    engine.kernel = decodeVectors(await inflate(engine.store.get(name)), layout);
+    forward("vectors-ready");
+    return engine.kernel;
+  }
+
+  // The loaded engine with its kernel, if the bundle has vectors (a sharded one: fetched now, once).
+  async function withVectors() {
+    const engine = await loaded();
+    if (!engine.kernel && engine.vectorShard) {
+      engine.vectorsLoading ??= buildKernel(engine).catch((err) => {
+        engine.vectorsLoading = null; // a later call tries again
+        throw err;
+      });
+      await engine.vectorsLoading;
+    }
+    return engine;
   }
 
   async function loaded() {
@@ -168,6 +197,10 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       if (!loading) loading = openSharded(args);
       return loading.then(({ chunks, kernel, rounds }) => ({ chunks, vectors: kernel ? kernel.count : 0, rounds }));
     },
+    vectors: async () => {
+      const { kernel } = await withVectors();
+      return { vectors: kernel ? kernel.count : 0 };
+    },
     condense: async ({ question, more = false }) => {
       if (!booting) throw new Error("the engine worker got a question to condense before 'boot'");
       const pyodide = await booting;
@@ -179,7 +212,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       return JSON.parse(condenser(String(question), Boolean(more)));
     },
     ask: async ({ question, options = {}, vector = null, semantic_reason: reason = null }) => {
-      const engine = await loaded();
+      const engine = vector && !reason ? await withVectors() : await loaded();
       const request = { question, options };
       const timings = {};
       let ranked = null;
@@ -221,7 +254,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       return store ? (await untilFetched(store, rank)).out : rank();
     },
     rank_js: async ({ vector, n }) => {
-      const { kernel } = await loaded();
+      const { kernel } = await withVectors();
       if (!kernel) throw new Error("the index bundle has no vectors");
       return rankVectors(kernel, vector, n);
     },

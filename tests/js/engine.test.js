@@ -24,7 +24,8 @@ function fakeSite(files, { failFirst = new Set() } = {}) {
 }
 
 // The worker, deterministic: it records what it was given and answers like the core's ask_json.
-function fakeWorker(log) {
+// vectors(): the "vectors" op's answer (a promise: the vectors shard still on its way).
+function fakeWorker(log, { vectors = async () => ({ vectors: 2 }) } = {}) {
   const ports = [];
   const makeWorker = (url) => {
     log.push(["worker", url]);
@@ -32,7 +33,8 @@ function fakeWorker(log) {
     ports.push(port1, port2);
     serve(port2, {
       boot: (args) => (log.push(["boot", args]), true),
-      shards: (args) => (log.push(["shards", args]), { chunks: 99, vectors: 2, rounds: 1 }),
+      shards: (args) => (log.push(["shards", args]), { chunks: 99, vectors: 0, rounds: 1 }),
+      vectors: () => (log.push(["vectors"]), vectors()),
       bundle: ({ index, vectors }) => {
         log.push(["bundle", new TextDecoder().decode(index), vectors ? new Uint8Array(vectors).length : null]);
         return { chunks: 1234, vectors: 2 };
@@ -96,6 +98,7 @@ test("nothing loads until asked; a question goes through the model, the worker a
       runtime: ["done", "Python runtime ready"],
       bundle: ["done", "Index ready (1,234 chunks)"],
       model: ["done", "Model ready"],
+      vectors: ["done", "Index vectors ready"],
     });
     assert.ok(changes >= 6);
     // a second question reuses everything
@@ -282,6 +285,103 @@ test("a question over the core's limit is condensed in the worker first: that te
     assert.equal(atLimit.note, null);
     assert.equal(atLimit.question.length, MAX_QUESTION_CHARS);
     assert.equal(log.filter((e) => e[0] === "condense").length, 2);
+  } finally {
+    worker.close();
+  }
+});
+
+// A site with shards (a sub-path's), and a model whose import waits for release().
+function shardSite() {
+  const base = "http://site.test/docs/";
+  const shards = {
+    path: "shards/",
+    manifest: "manifest-0123456789abcdef.json.gz",
+    graph: "graph-0123456789abcdef.json.gz",
+    vectors: "vectors-0123456789abcdef.bin.gz",
+  };
+  const manifest = { ...MANIFEST, bundle: { path: "bundle/", shards } };
+  const fetchFn = async () => new Response(JSON.stringify(manifest));
+  return { base, shards, fetchFn };
+}
+
+function gate() {
+  let open;
+  const promise = new Promise((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+test("the first answer comes before the model and the vectors shard are asked for; the full answer after both", async () => {
+  const log = [];
+  const { base, shards, fetchFn } = shardSite();
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    const partials = [];
+    const run = await engine.ask("where?", {}, { onPartial: (r) => partials.push(r) });
+    // the worker opens the bundle over manifest + graph; the vectors shard is only named
+    const opened = log.find((e) => e[0] === "shards")[1];
+    assert.deepEqual(opened.prefetch, [shards.manifest, shards.graph]);
+    assert.equal(opened.vectors, shards.vectors);
+    const order = log.map((e) => (e[0] === "ask" ? `ask:${e[1].semantic_reason}` : e[0]));
+    const first = order.indexOf("ask:the question model is still loading");
+    assert.ok(first > order.indexOf("shards"), order.join(" "));
+    assert.ok(order.indexOf("import") > first, `the model was asked for before the first answer: ${order.join(" ")}`);
+    assert.ok(order.indexOf("vectors") > first, `the vectors before the first answer: ${order.join(" ")}`);
+    assert.ok(order.indexOf("ask:null") > order.indexOf("vectors"), order.join(" "));
+    assert.equal(partials.length, 1);
+    assert.equal(run.result.semantic_reason, null);
+    assert.deepEqual(run.ranked, [["c1", 0.9]]);
+  } finally {
+    worker.close();
+  }
+});
+
+test("the model in before the vectors shard: the first answer says the vectors are loading, the full one follows", async () => {
+  const log = [];
+  const { base, fetchFn } = shardSite();
+  const held = gate();
+  const worker = fakeWorker(log, { vectors: () => held.promise.then(() => ({ vectors: 2 })) });
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    engine.warmUp();
+    // wait until the model is in (the vectors are held)
+    while (engine.progress().get("model")?.state !== "done") await new Promise((r) => setTimeout(r, 1));
+    assert.equal(engine.progress().get("vectors").state, "busy");
+    const partials = [];
+    const asked = engine.ask("where?", {}, { onPartial: (r) => (partials.push(r), held.open()) });
+    const run = await asked;
+    assert.equal(partials.length, 1);
+    assert.equal(partials[0].result.semantic_reason, "the index vectors are still loading");
+    assert.equal(partials[0].result.partial, true);
+    assert.equal(run.result.semantic_reason, null);
+    assert.equal(engine.progress().get("vectors").state, "done");
+  } finally {
+    worker.close();
+  }
+});
+
+test("vectors that cannot be fetched: the answer says so without the semantic channel, the next question retries", async () => {
+  const log = [];
+  const { base, fetchFn } = shardSite();
+  let calls = 0;
+  const vectors = async () => {
+    calls += 1;
+    if (calls === 1) throw new Error("Could not fetch the index shard x: HTTP 503");
+    return { vectors: 2 };
+  };
+  const worker = fakeWorker(log, { vectors });
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    const run = await engine.ask("where?");
+    assert.equal(run.result.semantic_reason, "the index vectors could not be loaded (Could not fetch the index shard x: HTTP 503)");
+    assert.equal(run.vector, null);
+    const step = engine.progress().get("vectors");
+    assert.equal(step.state, "warn");
+    assert.match(step.detail, /HTTP 503/);
+    const again = await engine.ask("again?");
+    assert.equal(again.result.semantic_reason, null);
+    assert.equal(calls, 2);
+    assert.equal(engine.progress().get("vectors").state, "done");
   } finally {
     worker.close();
   }

@@ -91,12 +91,12 @@ test("manifest: the wheel under vendor/ unless a path, the bundle's files, the m
   assert.equal(shipsModel({ model: false }), false);
 });
 
-test("manifest: the bundle's shards, under the bundle's folder, or null without them", () => {
+test("manifest: the bundle's shards, under the bundle's folder, or null without them; the vectors shard is not prefetched", () => {
   const shards = { path: "shards/", manifest: "manifest-0123456789abcdef.json.gz", graph: "graph-0123456789abcdef.json.gz" };
   assert.deepEqual(shardFiles({ bundle: { path: "bundle.77aa/", shards: { ...shards, vectors: "vectors-0123456789abcdef.bin.gz" } } }), {
     dir: "bundle.77aa/shards/",
     manifest: shards.manifest,
-    prefetch: [shards.manifest, shards.graph, "vectors-0123456789abcdef.bin.gz"],
+    prefetch: [shards.manifest, shards.graph], // the first answer does without the vectors
     vectors: "vectors-0123456789abcdef.bin.gz",
   });
   assert.deepEqual(shardFiles({ bundle: { shards: { ...shards, path: "s", vectors: null } } }), {

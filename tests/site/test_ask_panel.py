@@ -121,6 +121,29 @@ def heavy_requests(server: Server) -> list[str]:
     ]
 
 
+def _semantic(path: str) -> bool:
+    """A request only the semantic channel needs: the query model, its runtime, the vectors shard."""
+    name = path.rsplit("/", 1)[-1]
+    return path.startswith(("/models/", "/vendor/transformers")) or name.startswith(("embed.", "vectors-"))
+
+
+def check_first_answer_first(requested: Sequence[str], shards_dir: str, shards: dict[str, Any]) -> None:
+    """The first answer's files (Pyodide, the wheel, the shard manifest and graph, the question's
+    postings and a chunk shard) were all requested before anything only the semantic answer needs
+    (the query model, transformers.js, the vectors shard), which came after (issue 26 item 2).
+    Every term bucket a question reads is read by its first answer: the full one adds none."""
+    semantic = [i for i, p in enumerate(requested) if _semantic(p)]
+    assert semantic, f"the full answer fetched no model or vectors: {requested}"
+    before = requested[: semantic[0]]
+    first = [p for p in requested if p.startswith("/vendor/pyodide") or p.endswith(".whl")]
+    first += [p for p in requested if p.startswith(shards_dir + "terms-")]
+    first += [shards_dir + shards["manifest"], shards_dir + shards["graph"]]
+    late = [p for p in first if p not in before]
+    assert not late, f"requested after the model or the vectors shard: {late}\n{requested}"
+    assert any(p.startswith(shards_dir + "chunks-") for p in before), requested
+    assert shards_dir + shards["vectors"] in requested[semantic[0] :], requested
+
+
 def check_anchor(server: Server, href: str) -> None:
     """``href`` is a page of the site and its #L<n> anchor exists on it."""
     parts = urlsplit(href)
@@ -177,6 +200,7 @@ def test_ask_on_a_file_page_offline(
     fetched = [p for p in ask_server.requested if p.startswith("/bundle")]
     assert fetched and all(p.startswith(shards_dir) for p in fetched), fetched
     assert shards_dir + bundle["shards"]["manifest"] in fetched and len(fetched) == len(set(fetched)), fetched
+    check_first_answer_first(ask_server.requested, shards_dir, bundle["shards"])
     load_test_hooks(page)
     progress = page.evaluate("oyaAsk.progress()")
     runtime_timings["ask_panel"] = {

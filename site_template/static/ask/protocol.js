@@ -108,14 +108,15 @@ export function bundleFiles(manifest) {
 }
 
 // The bundle's shards (oya/site/shards.py), or null when the site has none: their folder (under the
-// site), the shard manifest's name, and what to fetch at once (manifest, graph, vectors: every
-// question reads them). vectors: the vectors shard's name (the JS kernel's file), or null.
+// site), the shard manifest's name, and what to fetch at once (manifest, graph: every question
+// reads them). vectors: the vectors shard's name (the JS kernel's file), or null; not prefetched,
+// since only the semantic channel reads it and the first answer does without (the "vectors" op).
 export function shardFiles(manifest) {
   const shards = manifest.bundle && manifest.bundle.shards;
   if (!shards || !shards.manifest) return null;
   const dir = bundleDir(manifest) + (shards.path || "shards/").replace(/\/?$/, "/");
   const vectors = shards.vectors || null;
-  return { dir, manifest: shards.manifest, prefetch: [shards.manifest, shards.graph, vectors].filter(Boolean), vectors };
+  return { dir, manifest: shards.manifest, prefetch: [shards.manifest, shards.graph].filter(Boolean), vectors };
 }
 
 // The site paths of the runtimes (folders ending in "/") and the query model (a folder, no slash).
