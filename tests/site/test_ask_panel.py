@@ -281,6 +281,29 @@ def test_golden_questions_match_the_cpython_core(
     assert sum(overlaps) >= 0.9 * 3 * len(overlaps), overlaps
 
 
+def test_a_deep_link_answers_before_mermaid_is_fetched(ask_server: Server, browser_page: Any) -> None:
+    """Mermaid (1.2 MB) is not on the first answer's path: a page opened to ask (?ask=) draws its own
+    diagram, and the answer its diagram, only once the answer's text is shown (the "first-answer"
+    mark); both are drawn in the end."""
+    page = browser_page.page
+    question = "How is stock removed when an order ships?"
+    page.goto(ask_server.url + FILE_PAGE + "?ask=" + urllib.request.quote(question))
+    page.wait_for_selector(ANSWERED)
+    page.locator(".ask-entry .ask-mermaid svg").first.wait_for()
+    page.locator("pre.mermaid svg").first.wait_for()  # the page's own diagram
+    first, mermaid = page.evaluate(
+        """() => [
+          performance.getEntriesByName('oya:first-answer')[0]?.startTime ?? null,
+          performance.getEntriesByType('resource').find((r) => r.name.includes('/mermaid'))?.startTime ?? null,
+        ]"""
+    )
+    assert first is not None and mermaid is not None, (first, mermaid)
+    assert mermaid > first, (
+        f"mermaid was fetched at {mermaid:.0f} ms, before the first answer at {first:.0f} ms"
+    )
+    assert not [c for c in browser_page.console if c.startswith(("pageerror", "error"))], browser_page.console
+
+
 def test_panel_answers_without_the_model(ask_site: Any, browser_page: Any, tmp_path: Path) -> None:
     site = tmp_path / "site"
     shutil.copytree(ask_site.root, site)
