@@ -1,6 +1,5 @@
-// The question engine's worker: Pyodide with the oya core wheel and the index bundle, and the JS vector
-// kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page and runs
-// while the page loads the query model.
+// The question engine's worker: Pyodide with the oya core wheel and the index bundle's shards, and the
+// JS vector kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page.
 //
 // Ops (ask/protocol.js carries them; handled in order of arrival):
 //   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
@@ -16,14 +15,12 @@
 //                                               files are in, with the query model: only the
 //                                               semantic channel reads it); 0 rows for a bundle
 //                                               without vectors. Once only; later calls await it
-//   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot; a site
-//                                               without shards: the whole index.json, decoded)
 //   condense {question, more}                -> {text, note}: a question over the core's limit condensed
 //                                               (oya.core.report.condense_report, as the CLI condenses it;
 //                                               note null when it fits; more: "more than", it was capped)
 //   ask     {question, options, vector, semantic_reason}
 //                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
-//                                               (sharded: asked again after each round of missing shards;
+//                                               (asked again after each round of missing shards;
 //                                               timings.shards: ms fetching, timings.rounds; a vector
 //                                               before the vectors shard is in waits for it)
 //   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
@@ -66,7 +63,7 @@ function engineHandlers() {
     const pyodide = await bootCore(base, { wheelUrl, runtime });
     pyodide.runPython(`
 import json
-from oya.core.bundle import decode_bundle, ask_json
+from oya.core.bundle import ask_json
 from oya.core.channels import DataMissing
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import condense_report
@@ -103,31 +100,7 @@ def oya_open_shards(manifest):
     return pyodide;
   }
 
-  async function loadBundle({ index, vectors }) {
-    if (!booting) throw new Error("the engine worker got a bundle before 'boot'");
-    const pyodide = await booting;
-    // The bytes go straight to decode_bundle (one JSON parse, in Python); no file system copy.
-    pyodide.globals.set("OYA_INDEX_BYTES", new Uint8Array(index));
-    pyodide.globals.set("OYA_VECTOR_BYTES", vectors ? new Uint8Array(vectors) : null);
-    pyodide.runPython(`
-OYA_BUNDLE = decode_bundle(
-    OYA_INDEX_BYTES.to_bytes(), None if OYA_VECTOR_BYTES is None else OYA_VECTOR_BYTES.to_bytes()
-)
-del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
-`);
-    forward("bundle-decoded");
-    const layout = JSON.parse(pyodide.runPython("json.dumps(OYA_BUNDLE.vector_layout())"));
-    const kernel = vectors && layout.count > 0 ? decodeVectors(vectors, layout) : null;
-    return {
-      pyodide,
-      kernel,
-      chunks: pyodide.runPython("len(OYA_BUNDLE)"),
-      askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
-      depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
-    };
-  }
-
-  // The sharded bundle: the manifest and graph are fetched at once (while Python boots); opening
+  // The bundle's shards: the manifest and graph are fetched at once (while Python boots); opening
   // reads them, a question reads its own postings and chunks (ask loops). The vectors shard waits
   // for the "vectors" op: it is MBs, and only the semantic channel reads it.
   async function openSharded({ dir, manifest, prefetch = [], vectors = null }) {
@@ -157,7 +130,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     };
   }
 
-  // The JS kernel of a sharded bundle, built once from the vectors shard; null without vectors.
+  // The JS kernel, built once from the vectors shard.
   async function buildKernel(engine) {
     const { name, layout } = engine.vectorShard;
     await engine.store.fetchAll([name]);
@@ -166,7 +139,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     return engine.kernel;
   }
 
-  // The loaded engine with its kernel, if the bundle has vectors (a sharded one: fetched now, once).
+  // The loaded engine with its kernel, if the bundle has vectors (the shard fetched now, once).
   async function withVectors() {
     const engine = await loaded();
     if (!engine.kernel && engine.vectorShard) {
@@ -188,10 +161,6 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     boot: (args) => {
       if (!booting) booting = boot(args);
       return booting.then(() => true);
-    },
-    bundle: (args) => {
-      if (!loading) loading = loadBundle(args);
-      return loading.then(({ chunks, kernel }) => ({ chunks, vectors: kernel ? kernel.count : 0 }));
     },
     shards: (args) => {
       if (!loading) loading = openSharded(args);
@@ -227,23 +196,16 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       }
       const tp = performance.now();
       const body = JSON.stringify(request);
-      let result;
-      if (engine.store) {
-        let python = 0;
-        const { out, rounds } = await untilFetched(engine.store, () => {
-          const t = performance.now();
-          const answer = engine.askJson(body);
-          python += performance.now() - t;
-          return answer;
-        });
-        result = out;
-        timings.shards = performance.now() - tp - python;
-        timings.rounds = rounds;
-        timings.python = python;
-      } else {
-        result = engine.askJson(body);
-        timings.python = performance.now() - tp;
-      }
+      let python = 0;
+      const { out: result, rounds } = await untilFetched(engine.store, () => {
+        const t = performance.now();
+        const answer = engine.askJson(body);
+        python += performance.now() - t;
+        return answer;
+      });
+      timings.shards = performance.now() - tp - python;
+      timings.rounds = rounds;
+      timings.python = python;
       return { result, ranked, timings };
     },
     rank: async ({ vector, n }) => {
@@ -251,7 +213,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       pyodide.globals.set("OYA_QVEC", JSON.stringify(vector));
       const rank = () =>
         pyodide.runPython(`_oya_or_missing(lambda: json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)})))`);
-      return store ? (await untilFetched(store, rank)).out : rank();
+      return (await untilFetched(store, rank)).out;
     },
     rank_js: async ({ vector, n }) => {
       const { kernel } = await withVectors();

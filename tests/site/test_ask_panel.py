@@ -206,6 +206,8 @@ def test_ask_on_a_file_page_offline(
     runtime_timings["ask_panel"] = {
         "cold_first_answer_s": round(seconds, 2),
         "steps_ms": {k: round(v.get("ms", 0)) for k, v in progress.items()},
+        # the order the engine's files were asked for (see check_first_answer_first)
+        "requests": [p.rsplit("/", 1)[-1] for p in heavy_requests(ask_server)],
     }
 
     ARTIFACTS.mkdir(exist_ok=True)

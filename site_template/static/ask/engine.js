@@ -1,7 +1,6 @@
 // The question engine, page side, without DOM: the manifest, the index bundle (its shards, which the
-// worker fetches as questions need them, or the whole files of a site without shards), the Python
-// worker (pyodide_worker.js: Pyodide, the core and the JS vector kernel) and the query model
-// (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries.
+// worker fetches as questions need them), the Python worker (pyodide_worker.js: Pyodide, the core and
+// the JS vector kernel) and the query model (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries.
 // The first answer's path comes first: the runtime, the wheel and the shards every question reads
 // (manifest, graph), then a waiting question's own shards. The query model and the vectors shard
 // (the semantic channel's, MBs together) load after them, once the engine is ready and no question
@@ -17,10 +16,10 @@
 // Progress: a Map step -> {label, state: busy|done|warn|fail, ms?, detail?}; onProgress() is called
 // on every change. Performance marks "oya:<step>" profile the cold start (util.markTimes).
 
-import { bundleFiles, createClient, isGzip, runtimePaths, shardFiles, shipsModel, wheelUrl } from "./protocol.js";
+import { createClient, runtimePaths, shardFiles, shipsModel, wheelUrl } from "./protocol.js";
 import { mark, MAX_QUESTION_CHARS } from "./util.js";
 
-async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
+async function fetchChecked(fetchFn, url, what, kind) {
   let response;
   try {
     response = await fetchFn(url);
@@ -29,17 +28,6 @@ async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
   }
   if (!response.ok) throw new Error(`Could not fetch the ${what} (${url}): HTTP ${response.status}`);
   return await response[kind]();
-}
-
-async function fetchBundleFile(fetchFn, url, what) {
-  const buf = await fetchChecked(fetchFn, url, what);
-  if (!isGzip(buf)) return buf;
-  try {
-    const stream = new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return await new Response(stream).arrayBuffer();
-  } catch (err) {
-    throw new Error(`Could not unpack the ${what} (${url}): ${err.message}`);
-  }
 }
 
 function workerMark(name, at) {
@@ -85,7 +73,7 @@ export function createEngine({
   }
 
   // The worker's own scripts load while the manifest is fetched; Python boots once the manifest
-  // names the wheel, while the worker fetches the shards every question reads (or the page the bundle).
+  // names the wheel, while the worker fetches the shards every question reads.
   async function startEngine(holder) {
     const t0 = performance.now();
     const client = createClient(makeWorker(base + "static/pyodide_worker.js"), { onMark: workerMark });
@@ -93,15 +81,14 @@ export function createEngine({
     const manifest = await loadManifest();
     mark("manifest");
     const shards = shardFiles(manifest);
-    const files = bundleFiles(manifest);
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
     const runtime = runtimePaths(manifest).pyodide;
     const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime }).then(() => {
       setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
     });
-    booted.catch(() => {}); // awaited below; a failure while the bundle downloads is reported once
-    const decoded = shards ? openShards(client, shards) : sendBundle(client, files);
+    booted.catch(() => {}); // awaited below; a failure while the shards download is reported once
+    const decoded = openShards(client, shards);
     decoded.catch(() => {}); // awaited below, after boot
     await booted;
     const tl = performance.now();
@@ -115,21 +102,10 @@ export function createEngine({
     return { client, readyMs: performance.now() - t0 };
   }
 
-  // A site with shards: the worker fetches them itself (a question's own, on demand; the shared
-  // ones at once, while Python boots). URLs under base, so a site under a sub-path works.
+  // The worker fetches the shards itself (a question's own, on demand; the shared ones at once,
+  // while Python boots). URLs under base, so a site under a sub-path works.
   function openShards(client, shards) {
     return client.call("shards", { ...shards, dir: new URL(shards.dir, base).href });
-  }
-
-  // A site without shards: the whole index.json and vectors.bin, fetched here and moved to the worker.
-  async function sendBundle(client, files) {
-    const [index, vectors] = await Promise.all([
-      fetchBundleFile(fetchFn, base + files.index, "index bundle"),
-      files.vectors ? fetchBundleFile(fetchFn, base + files.vectors, "bundle vectors") : Promise.resolve(null),
-    ]);
-    mark("bundle-fetched");
-    // both files move to the worker: index.json is parsed once, by Python; the vectors serve the JS kernel and the core
-    return await client.call("bundle", { index, vectors }, vectors ? [index, vectors] : [index]);
   }
 
   function loadEngine() {
@@ -168,7 +144,7 @@ export function createEngine({
   }
 
   // The vectors shard, fetched by the worker into its JS kernel: resolves to {vectors: rows}, or
-  // {error}. A site without shards sent its vectors with the bundle; the worker answers at once.
+  // {error}.
   function loadVectors(engine) {
     if (vectorsPromise) return vectorsPromise;
     const t0 = performance.now();
