@@ -31,7 +31,7 @@ async function fetchBytes(url, what) {
 }
 
 // Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base. The
-// bundle is the worker's to load (pyodide_worker.js hands its bytes to oya.core.bundle.decode_bundle).
+// bundle is the worker's to load (pyodide_worker.js opens its shards with oya.core.shards.open_shards).
 export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" } = {}) {
   if (!wheelUrl) {
     throw new Error("bootCore needs wheelUrl (the oya core wheel)");

@@ -1,6 +1,7 @@
 // The question engine, page side, without DOM: the manifest, the index bundle (its shards, which the
 // worker fetches as questions need them), the Python worker (pyodide_worker.js: Pyodide, the core and
-// the JS vector kernel) and the query model (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries.
+// the JS vector kernel) and the query model (embed.js). Nothing loads until warmUp() or ask(); after
+// a failure only a question retries.
 // The first answer's path comes first: the runtime, the wheel and the shards every question reads
 // (manifest, graph), then a waiting question's own shards. The query model and the vectors shard
 // (the semantic channel's, MBs together) load after them, once the engine is ready and no question
