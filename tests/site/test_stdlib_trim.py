@@ -30,7 +30,7 @@ from oya.site.bundle import bundle_document, export_bundle
 from oya.site.core_wheel import build_core_wheel
 from oya.site.shards import export_shards
 from oya.site.stdlib_trim import STDLIB_MODULES, keeps, member_module, trim_stdlib, trimmed_stdlib
-from oya.site.vendor import ensure_vendor, stdlib_source
+from oya.site.vendor import copy_runtime, ensure_vendor, stdlib_source
 from oya.store.index import Index
 
 pytestmark = pytest.mark.slow
@@ -155,6 +155,16 @@ def test_the_core_imports_only_listed_modules_and_answers_from_the_trimmed_zip(b
         for a in want["sharded"]
     ]
     assert ran == [False, True, True] * len(QUESTIONS), ran
+
+
+def test_the_site_ships_the_trimmed_zip_under_pyodides_name(tmp_path: Path) -> None:
+    vendor = ensure_vendor(default_cache_dir())
+    copy_runtime(vendor, tmp_path)
+    shipped = zipfile.ZipFile(tmp_path / "vendor" / "pyodide" / "python_stdlib.zip")
+    assert shipped.namelist() == zipfile.ZipFile(trimmed_stdlib(stdlib_source(vendor / "pyodide"))).namelist()
+    modules = {member_module(n) for n in shipped.namelist()} - {None}
+    assert all(keeps(m, STDLIB_MODULES) for m in modules), modules
+    assert {"json", "re", "pyodide", "encodings.utf_8"} <= modules
 
 
 def test_every_stdlib_module_the_core_names_is_shipped() -> None:
