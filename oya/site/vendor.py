@@ -8,7 +8,9 @@ Theory of operation:
   makes later calls free. ``--ignore-scripts`` matters: transformers' dependencies would otherwise try
   to download binaries at install time, which fails offline.
 * ``copy_runtime`` copies only the files the browser loads (a few MB of the ~700 MB install) into
-  ``<site>/vendor/``, and reports bytes per group for the size report. Nothing is fetched from a CDN
+  ``<site>/vendor/``, and reports bytes per group for the size report. Pyodide's standard library
+  goes as bytecode (``precompile_stdlib.mjs``, once per install) trimmed to the modules the engine
+  worker imports (``oya.site.stdlib_trim``). Nothing is fetched from a CDN
   at run time: the pages point Pyodide and transformers.js at these copies. ``copy_model`` does the
   same for the query model ``oya.embedding.model_export`` exported.
 * The cache folder is passed in (``oya.settings.CachePaths``); alone, it is ``$OYA_CACHE_DIR`` or
@@ -19,10 +21,8 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import subprocess
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +33,7 @@ from oya.settings import default_cache_dir
 from oya.site.assets import site_file
 from oya.site.package_data import VENDOR_PINS_DIR
 from oya.site.reuse import place_file
+from oya.site.stdlib_trim import trimmed_stdlib
 
 _STAMP = ".oya-vendor-stamp-2"  # bump when what ensure_vendor produces changes
 PRECOMPILED_STDLIB = "python_stdlib_pyc.zip"
@@ -126,24 +127,10 @@ def _precompile_stdlib(modules: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _stored_zip(src: Path) -> Path:
-    """``src`` repacked without compression (made once, beside it).
-
-    Each member deflated on its own compresses to 4.5 MB; stored, the site's Brotli copy of the
-    whole zip is 2.9 MB (oya.site.assets), since it sees across the modules. Hosts that compress
-    nothing send 10.6 MB instead: the size of the first answer is set by the hosts that do.
-    """
-    out = src.with_name(src.stem + "_stored.zip")
-    if out.is_file() and out.stat().st_mtime >= src.stat().st_mtime:
-        return out
-    tmp = out.with_name(f".{out.name}.{os.getpid()}")
-    with zipfile.ZipFile(src) as packed, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as stored:
-        for info in packed.infolist():
-            data = packed.read(info)
-            info.compress_type = zipfile.ZIP_STORED
-            stored.writestr(info, data)
-    tmp.replace(out)
-    return out
+def stdlib_source(pyodide_dir: Path) -> Path:
+    """The standard library zip the site's is trimmed from: the bytecode one when it was made."""
+    precompiled = pyodide_dir / PRECOMPILED_STDLIB
+    return precompiled if precompiled.is_file() else pyodide_dir / "python_stdlib.zip"
 
 
 def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None) -> dict[str, int]:
@@ -155,8 +142,9 @@ def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None)
     sizes = {"runtime": 0, "model": 0, "js": 0}
     for src_rel, dest_rel, group in RUNTIME_FILES:
         src = vendor_dir / src_rel
-        if src_rel == "pyodide/python_stdlib.zip" and (src.parent / PRECOMPILED_STDLIB).is_file():
-            src = _stored_zip(src.parent / PRECOMPILED_STDLIB)  # bytecode: a faster cold start
+        if src_rel == "pyodide/python_stdlib.zip" and src.is_file():
+            # bytecode (a faster cold start), only the modules the worker imports (a lighter one)
+            src = trimmed_stdlib(stdlib_source(src.parent))
         if not src.is_file():
             raise SiteError(f"vendor file missing: {src} (run ensure_vendor first)")
         rel = Path("vendor") / dest_rel

@@ -14,6 +14,9 @@ const LOCK_FILE_STUB = JSON.stringify({
   packages: {},
 });
 
+// The site-packages folder on sys.path (Python, an expression): where the wheel is unpacked.
+const SITE_PACKAGES = "next(p for p in __import__('sys').path if p.endswith('/site-packages'))";
+
 async function fetchBytes(url, what) {
   let response;
   try {
@@ -28,7 +31,7 @@ async function fetchBytes(url, what) {
 }
 
 // Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base. The
-// bundle is the worker's to load (pyodide_worker.js hands its bytes to oya.core.bundle.decode_bundle).
+// bundle is the worker's to load (pyodide_worker.js opens its shards with oya.core.shards.open_shards).
 export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" } = {}) {
   if (!wheelUrl) {
     throw new Error("bootCore needs wheelUrl (the oya core wheel)");
@@ -54,10 +57,13 @@ export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" 
       return bytes;
     }),
   ]);
-  const purelib = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+  // site-packages as sys.path names it, and only its finder's cache dropped: sysconfig and
+  // importlib.invalidate_caches() would import sysconfig's data and importlib.metadata (~175 kB the
+  // site's trimmed standard library then need not ship, oya/site/stdlib_trim.py) for nothing else
+  const purelib = pyodide.runPython(SITE_PACKAGES);
   pyodide.unpackArchive(wheel, "wheel", { extractDir: purelib });
   try {
-    pyodide.runPython("import importlib; importlib.invalidate_caches(); import oya.core");
+    pyodide.runPython(`import sys\nsys.path_importer_cache.pop(${SITE_PACKAGES}, None)\nimport oya.core`);
     mark("core-imported");
   } catch (err) {
     throw new Error(`The oya core wheel from ${wheelHref} installed but 'import oya.core' failed: ${err.message}`);

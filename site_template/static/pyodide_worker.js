@@ -1,23 +1,28 @@
-// The question engine's worker: Pyodide with the oya core wheel and the index bundle, and the JS vector
-// kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page and runs
-// while the page loads the query model.
+// The question engine's worker: Pyodide with the oya core wheel and the index bundle's shards, and the
+// JS vector kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page.
 //
 // Ops (ask/protocol.js carries them; handled in order of arrival):
 //   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
 //   shards  {dir, manifest, prefetch, vectors}
-//                                            -> {chunks, vectors: rows, rounds}: the sharded bundle
+//                                            -> {chunks, vectors: 0, rounds}: the sharded bundle
 //                                               (oya.core.shards) opened over shards this worker
 //                                               fetches from dir (ask/shards.js); prefetch: fetched
-//                                               at once, before boot ends (manifest, graph, vectors)
-//   bundle  {index: ArrayBuffer, vectors}    -> {chunks, vectors: rows}   (waits for boot; a site
-//                                               without shards: the whole index.json, decoded)
+//                                               at once, before boot ends (manifest, graph). The
+//                                               vectors shard (its name: vectors) is not fetched
+//                                               here: the first answer does not read it
+//   vectors {}                               -> {vectors: rows}: the vectors shard fetched and the JS
+//                                               kernel built (the page asks once the first answer's
+//                                               files are in, with the query model: only the
+//                                               semantic channel reads it); 0 rows for a bundle
+//                                               without vectors. Once only; later calls await it
 //   condense {question, more}                -> {text, note}: a question over the core's limit condensed
 //                                               (oya.core.report.condense_report, as the CLI condenses it;
 //                                               note null when it fits; more: "more than", it was capped)
 //   ask     {question, options, vector, semantic_reason}
 //                                            -> {result: JSON string (oya.core.bundle.ask_json), ranked, timings}
-//                                               (sharded: asked again after each round of missing shards;
-//                                               timings.shards: ms fetching, timings.rounds)
+//                                               (asked again after each round of missing shards;
+//                                               timings.shards: ms fetching, timings.rounds; a vector
+//                                               before the vectors shard is in waits for it)
 //   rank    {vector, n}                      -> JSON string of Bundle.rank_vectors (the core's ranking; tests, bench)
 //   rank_js {vector, n}                      -> the JS kernel's ranking (tests, bench)
 // The semantic channel's ranking is computed here in JS, as deep as the core says it reads
@@ -58,7 +63,7 @@ function engineHandlers() {
     const pyodide = await bootCore(base, { wheelUrl, runtime });
     pyodide.runPython(`
 import json
-from oya.core.bundle import decode_bundle, ask_json
+from oya.core.bundle import ask_json
 from oya.core.channels import DataMissing
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import condense_report
@@ -95,32 +100,9 @@ def oya_open_shards(manifest):
     return pyodide;
   }
 
-  async function loadBundle({ index, vectors }) {
-    if (!booting) throw new Error("the engine worker got a bundle before 'boot'");
-    const pyodide = await booting;
-    // The bytes go straight to decode_bundle (one JSON parse, in Python); no file system copy.
-    pyodide.globals.set("OYA_INDEX_BYTES", new Uint8Array(index));
-    pyodide.globals.set("OYA_VECTOR_BYTES", vectors ? new Uint8Array(vectors) : null);
-    pyodide.runPython(`
-OYA_BUNDLE = decode_bundle(
-    OYA_INDEX_BYTES.to_bytes(), None if OYA_VECTOR_BYTES is None else OYA_VECTOR_BYTES.to_bytes()
-)
-del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
-`);
-    forward("bundle-decoded");
-    const layout = JSON.parse(pyodide.runPython("json.dumps(OYA_BUNDLE.vector_layout())"));
-    const kernel = vectors && layout.count > 0 ? decodeVectors(vectors, layout) : null;
-    return {
-      pyodide,
-      kernel,
-      chunks: pyodide.runPython("len(OYA_BUNDLE)"),
-      askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
-      depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
-    };
-  }
-
-  // The sharded bundle: the manifest, graph and vectors are fetched at once (while Python boots);
-  // opening reads manifest and graph, a question reads its own postings and chunks (ask loops).
+  // The bundle's shards: the manifest and graph are fetched at once (while Python boots); opening
+  // reads them, a question reads its own postings and chunks (ask loops). The vectors shard waits
+  // for the "vectors" op: it is MBs, and only the semantic channel reads it.
   async function openSharded({ dir, manifest, prefetch = [], vectors = null }) {
     if (!booting) throw new Error("the engine worker got a bundle before 'boot'");
     const store = createShardStore(dir);
@@ -134,20 +116,40 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
     const { out, rounds } = await untilFetched(store, () => open(manifest));
     const { chunks, layout } = JSON.parse(out);
     forward("bundle-decoded");
-    let kernel = null;
-    if (layout && layout.count > 0 && vectors) {
-      await store.fetchAll([vectors]); // listed in the site's manifest; the core's own loader reads it too
-      kernel = decodeVectors(await inflate(store.get(vectors)), layout);
-    }
     return {
       pyodide,
-      kernel,
+      kernel: null,
+      // the kernel's input: the vectors shard, fetched when first asked (listed in the site's
+      // manifest; the core's own loader reads the same bytes from the store, never fetching twice)
+      vectorShard: layout && layout.count > 0 && vectors ? { name: vectors, layout } : null,
       store,
       chunks,
       rounds,
       askJson: pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)"),
       depth: pyodide.runPython("lambda options: OYA_BUNDLE.fetch_depth(**json.loads(options))"),
     };
+  }
+
+  // The JS kernel, built once from the vectors shard.
+  async function buildKernel(engine) {
+    const { name, layout } = engine.vectorShard;
+    await engine.store.fetchAll([name]);
+    engine.kernel = decodeVectors(await inflate(engine.store.get(name)), layout);
+    forward("vectors-ready");
+    return engine.kernel;
+  }
+
+  // The loaded engine with its kernel, if the bundle has vectors (the shard fetched now, once).
+  async function withVectors() {
+    const engine = await loaded();
+    if (!engine.kernel && engine.vectorShard) {
+      engine.vectorsLoading ??= buildKernel(engine).catch((err) => {
+        engine.vectorsLoading = null; // a later call tries again
+        throw err;
+      });
+      await engine.vectorsLoading;
+    }
+    return engine;
   }
 
   async function loaded() {
@@ -160,13 +162,13 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       if (!booting) booting = boot(args);
       return booting.then(() => true);
     },
-    bundle: (args) => {
-      if (!loading) loading = loadBundle(args);
-      return loading.then(({ chunks, kernel }) => ({ chunks, vectors: kernel ? kernel.count : 0 }));
-    },
     shards: (args) => {
       if (!loading) loading = openSharded(args);
       return loading.then(({ chunks, kernel, rounds }) => ({ chunks, vectors: kernel ? kernel.count : 0, rounds }));
+    },
+    vectors: async () => {
+      const { kernel } = await withVectors();
+      return { vectors: kernel ? kernel.count : 0 };
     },
     condense: async ({ question, more = false }) => {
       if (!booting) throw new Error("the engine worker got a question to condense before 'boot'");
@@ -179,7 +181,7 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       return JSON.parse(condenser(String(question), Boolean(more)));
     },
     ask: async ({ question, options = {}, vector = null, semantic_reason: reason = null }) => {
-      const engine = await loaded();
+      const engine = vector && !reason ? await withVectors() : await loaded();
       const request = { question, options };
       const timings = {};
       let ranked = null;
@@ -194,23 +196,16 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       }
       const tp = performance.now();
       const body = JSON.stringify(request);
-      let result;
-      if (engine.store) {
-        let python = 0;
-        const { out, rounds } = await untilFetched(engine.store, () => {
-          const t = performance.now();
-          const answer = engine.askJson(body);
-          python += performance.now() - t;
-          return answer;
-        });
-        result = out;
-        timings.shards = performance.now() - tp - python;
-        timings.rounds = rounds;
-        timings.python = python;
-      } else {
-        result = engine.askJson(body);
-        timings.python = performance.now() - tp;
-      }
+      let python = 0;
+      const { out: result, rounds } = await untilFetched(engine.store, () => {
+        const t = performance.now();
+        const answer = engine.askJson(body);
+        python += performance.now() - t;
+        return answer;
+      });
+      timings.shards = performance.now() - tp - python;
+      timings.rounds = rounds;
+      timings.python = python;
       return { result, ranked, timings };
     },
     rank: async ({ vector, n }) => {
@@ -218,10 +213,10 @@ del OYA_INDEX_BYTES, OYA_VECTOR_BYTES
       pyodide.globals.set("OYA_QVEC", JSON.stringify(vector));
       const rank = () =>
         pyodide.runPython(`_oya_or_missing(lambda: json.dumps(OYA_BUNDLE.rank_vectors(json.loads(OYA_QVEC), ${Number(n)})))`);
-      return store ? (await untilFetched(store, rank)).out : rank();
+      return (await untilFetched(store, rank)).out;
     },
     rank_js: async ({ vector, n }) => {
-      const { kernel } = await loaded();
+      const { kernel } = await withVectors();
       if (!kernel) throw new Error("the index bundle has no vectors");
       return rankVectors(kernel, vector, n);
     },

@@ -5,8 +5,8 @@
 // (#L12) land on are given by this script (numberLines), saving ~7 bytes a line; in a rendered
 // document, each block's anchor names its first line and this script adds the others. The file tree comes
 // from nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
-// from the site's own vendor folder, only on pages that have diagrams, with securityLevel "strict"
-// (labels are sanitised server-side as well).
+// from the site's own vendor folder, only on pages that have diagrams (after the Ask panel's first answer
+// when the page was opened to ask), with securityLevel "strict" (labels are sanitised server-side as well).
 
 (function () {
   "use strict";
@@ -216,6 +216,25 @@
     document.head.appendChild(script);
   }
 
+  // A reader who came to ask (a deep link, ?ask= or ?q=): the page's diagrams wait until the panel
+  // shows its first answer ("oya:answer-shown", ask/panel.js), so Mermaid (1.2 MB) does not share
+  // the link with the engine's runtime and shards; a panel that never answers (its script failed)
+  // lets them draw after DIAGRAM_WAIT_MS.
+  var DIAGRAM_WAIT_MS = 20000;
+  function renderDiagramsAfterAsk() {
+    var params = new URLSearchParams(location.search);
+    var asking = (params.get("ask") || params.get("q") || "").trim();
+    if (!asking || !document.querySelector("pre.mermaid")) return renderDiagrams();
+    var drawn = false;
+    function draw() {
+      if (drawn) return;
+      drawn = true;
+      renderDiagrams();
+    }
+    document.addEventListener("oya:answer-shown", draw, { once: true });
+    setTimeout(draw, DIAGRAM_WAIT_MS);
+  }
+
   // -- top bar: the wiki links and search box are the same on every page, so this script draws them
   // (the page itself carries only the site name and the Symbols link, enough without scripts), then
   // loads the Ask panel (ask.js, a module, and its stylesheet).
@@ -301,7 +320,7 @@
     // leaving for the part that holds the cited line: load nothing more here
     if (highlightFromHash()) return;
     loadAsk();
-    renderDiagrams();
+    renderDiagramsAfterAsk();
   }
 
   window.addEventListener("hashchange", highlightFromHash);

@@ -1,13 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { gzipSync } from "node:zlib";
 
 import { createEngine } from "../../site_template/static/ask/engine.js";
 import { serve } from "../../site_template/static/ask/protocol.js";
 import { MAX_QUESTION_CHARS } from "../../site_template/static/ask/util.js";
 
 const BASE = "http://site.test/";
-const MANIFEST = { wheel: "oya_core.whl", model: "all-MiniLM-L6-v2", bundle: { index: "index.json.gz", vectors: "vectors.bin.gz" } };
+const SHARDS = {
+  path: "shards/",
+  manifest: "manifest-0123456789abcdef.json.gz",
+  graph: "graph-0123456789abcdef.json.gz",
+  vectors: "vectors-0123456789abcdef.bin.gz",
+};
+const MANIFEST = { wheel: "oya_core.whl", model: "all-MiniLM-L6-v2", bundle: { path: "bundle/", index: "index.json.gz", shards: SHARDS } };
 
 // A site over a fake fetch: path -> body (object: JSON; Uint8Array: bytes); records every request.
 function fakeSite(files, { failFirst = new Set() } = {}) {
@@ -24,7 +29,8 @@ function fakeSite(files, { failFirst = new Set() } = {}) {
 }
 
 // The worker, deterministic: it records what it was given and answers like the core's ask_json.
-function fakeWorker(log) {
+// vectors(): the "vectors" op's answer (a promise: the vectors shard still on its way).
+function fakeWorker(log, { vectors = async () => ({ vectors: 2 }) } = {}) {
   const ports = [];
   const makeWorker = (url) => {
     log.push(["worker", url]);
@@ -32,11 +38,8 @@ function fakeWorker(log) {
     ports.push(port1, port2);
     serve(port2, {
       boot: (args) => (log.push(["boot", args]), true),
-      shards: (args) => (log.push(["shards", args]), { chunks: 99, vectors: 2, rounds: 1 }),
-      bundle: ({ index, vectors }) => {
-        log.push(["bundle", new TextDecoder().decode(index), vectors ? new Uint8Array(vectors).length : null]);
-        return { chunks: 1234, vectors: 2 };
-      },
+      shards: (args) => (log.push(["shards", args]), { chunks: 1234, vectors: 0, rounds: 1 }),
+      vectors: () => (log.push(["vectors"]), vectors()),
       // the core condenses a long report (oya.core.report); here: its last 40 characters, and a line
       condense: ({ question, more }) => {
         log.push(["condense", question.length, more]);
@@ -59,12 +62,9 @@ const fakeModel = (log) => async (url) => {
   return { loadEmbedder: async (base, paths) => log.push(["loadEmbedder", base, paths]), embed: async (text) => Float32Array.from([text.length, 0.5]) };
 };
 
+// The page fetches only manifest.json: the worker fetches the shards (the fake one fetches nothing).
 function siteFiles(manifest = MANIFEST) {
-  return {
-    "manifest.json": manifest,
-    "bundle/index.json.gz": new Uint8Array(gzipSync(Buffer.from('{"chunks": []}'))),
-    "bundle/vectors.bin.gz": new Uint8Array(gzipSync(Buffer.alloc(10, 7))),
-  };
+  return { "manifest.json": manifest };
 }
 
 test("nothing loads until asked; a question goes through the model, the worker and back", async () => {
@@ -77,11 +77,10 @@ test("nothing loads until asked; a question goes through the model, the worker a
     assert.deepEqual(site.requested, []);
     assert.equal(engine.isReady(), false);
     const run = await engine.ask("where?", { k: 5 });
-    assert.deepEqual(site.requested.sort(), ["bundle/index.json.gz", "bundle/vectors.bin.gz", "manifest.json"]);
+    assert.deepEqual(site.requested, ["manifest.json"]);
     assert.deepEqual(log[0], ["worker", BASE + "static/pyodide_worker.js"]);
     assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl", runtime: "vendor/pyodide/" });
-    // the bundle reaches the worker inflated
-    assert.deepEqual(log.find((e) => e[0] === "bundle"), ["bundle", '{"chunks": []}', 10]);
+    assert.equal(log.find((e) => e[0] === "shards")[1].dir, BASE + "bundle/shards/");
     assert.deepEqual(log.find((e) => e[0] === "import"), ["import", BASE + "static/embed.js"]);
     const request = log.find((e) => e[0] === "ask")[1];
     assert.deepEqual(request, { question: "where?", options: { k: 5 }, vector: [6, 0.5], semantic_reason: null });
@@ -96,11 +95,12 @@ test("nothing loads until asked; a question goes through the model, the worker a
       runtime: ["done", "Python runtime ready"],
       bundle: ["done", "Index ready (1,234 chunks)"],
       model: ["done", "Model ready"],
+      vectors: ["done", "Index vectors ready"],
     });
     assert.ok(changes >= 6);
     // a second question reuses everything
     await engine.ask("again?");
-    assert.equal(site.requested.length, 3);
+    assert.equal(site.requested.length, 1);
     assert.equal(log.filter((e) => e[0] === "worker").length, 1);
   } finally {
     worker.close();
@@ -127,11 +127,11 @@ test("a site without a model answers with the semantic channel's reason", async 
 
 test("a failed start is reported, warm-ups do not retry it, the next question does", async () => {
   const log = [];
-  const site = fakeSite(siteFiles(), { failFirst: new Set(["bundle/index.json.gz"]) });
+  const site = fakeSite(siteFiles(), { failFirst: new Set(["manifest.json"]) });
   const worker = fakeWorker(log);
   const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
   try {
-    await assert.rejects(engine.ask("first"), /Could not fetch the index bundle \(http:\/\/site.test\/bundle\/index.json.gz\): Failed to fetch/);
+    await assert.rejects(engine.ask("first"), /Could not fetch the site manifest \(http:\/\/site.test\/manifest.json\): Failed to fetch/);
     const runtime = engine.progress().get("runtime");
     assert.equal(runtime.state, "fail");
     assert.match(runtime.detail, /Failed to fetch/);
@@ -147,19 +147,23 @@ test("a failed start is reported, warm-ups do not retry it, the next question do
   }
 });
 
-test("bundle files a host already inflated are used as they are; a missing one is an HTTP error", async () => {
+test("a site without shards or without a bundle: the question fails with the reason, the panel step says it", async () => {
   const log = [];
-  const files = siteFiles();
-  files["bundle/index.json.gz"] = new TextEncoder().encode('{"plain": 1}');
-  delete files["bundle/vectors.bin.gz"];
   const worker = fakeWorker(log);
-  const engine = createEngine({ base: BASE, fetchFn: fakeSite(files).fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
   try {
-    await assert.rejects(engine.ask("q"), /Could not fetch the bundle vectors \(.*\): HTTP 404/);
-    const noVectors = fakeSite({ ...files, "manifest.json": { ...MANIFEST, bundle: { index: "index.json.gz" } } });
-    const engine2 = createEngine({ base: BASE, fetchFn: noVectors.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
-    await engine2.ask("q");
-    assert.deepEqual(log.findLast((e) => e[0] === "bundle"), ["bundle", '{"plain": 1}', null]);
+    for (const [bundle, reason] of [
+      [{ index: "index.json.gz", vectors: "vectors.bin.gz" }, /index bundle has no shards/],
+      [null, /built without an index bundle/],
+    ]) {
+      const site = fakeSite(siteFiles({ ...MANIFEST, bundle }));
+      const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+      await assert.rejects(engine.ask("q"), reason);
+      assert.deepEqual(site.requested, ["manifest.json"]); // no whole index.json.gz
+      const step = engine.progress().get("runtime");
+      assert.equal(step.state, "fail");
+      assert.match(step.detail, reason);
+    }
+    assert.equal(log.filter((e) => e[0] === "shards" || e[0] === "ask").length, 0);
   } finally {
     worker.close();
   }
@@ -170,18 +174,16 @@ test("a built site's content-hashed folders reach the worker and the model loade
   const manifest = {
     wheel: "vendor/oya_core.1a2b.whl",
     model: "models/all-MiniLM-L6-v2.9f8e",
-    bundle: { path: "bundle.77aa/", index: "index.json.gz", vectors: "vectors.bin.gz" },
+    bundle: { path: "bundle.77aa/", index: "index.json.gz", shards: SHARDS },
     assets: { "vendor/pyodide/": "vendor/pyodide.0c0c/", "vendor/transformers/": "vendor/transformers.5d5d/", "bundle/": "bundle.77aa/" },
   };
-  const files = siteFiles(manifest);
-  files["bundle.77aa/index.json.gz"] = files["bundle/index.json.gz"];
-  files["bundle.77aa/vectors.bin.gz"] = files["bundle/vectors.bin.gz"];
-  const site = fakeSite(files);
+  const site = fakeSite(siteFiles(manifest));
   const worker = fakeWorker(log);
   const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
   try {
     await engine.ask("where?");
-    assert.deepEqual(site.requested.sort(), ["bundle.77aa/index.json.gz", "bundle.77aa/vectors.bin.gz", "manifest.json"]);
+    assert.deepEqual(site.requested, ["manifest.json"]);
+    assert.equal(log.find((e) => e[0] === "shards")[1].dir, BASE + "bundle.77aa/shards/");
     assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.1a2b.whl", runtime: "vendor/pyodide.0c0c/" });
     assert.deepEqual(log.find((e) => e[0] === "loadEmbedder"), [
       "loadEmbedder",
@@ -193,7 +195,7 @@ test("a built site's content-hashed folders reach the worker and the model loade
   }
 });
 
-test("a site with shards: the worker fetches them under the site's folder, the page no bundle file", async () => {
+test("a site under a sub-path: the worker fetches the shards under the site's folder, the page no bundle file", async () => {
   const log = [];
   const base = "http://site.test/docs/wiki/"; // a site under a sub-path
   const shards = { path: "shards/", manifest: "manifest-0123456789abcdef.json.gz", graph: "graph-0123456789abcdef.json.gz", vectors: null };
@@ -211,9 +213,8 @@ test("a site with shards: the worker fetches them under the site's folder, the p
       prefetch: [shards.manifest, shards.graph],
       vectors: null,
     });
-    assert.equal(log.filter((e) => e[0] === "bundle").length, 0);
     assert.equal(run.result.question, "where?");
-    assert.equal(engine.progress().get("bundle").label, "Index ready (99 chunks)");
+    assert.equal(engine.progress().get("bundle").label, "Index ready (1,234 chunks)");
   } finally {
     worker.close();
   }
@@ -282,6 +283,103 @@ test("a question over the core's limit is condensed in the worker first: that te
     assert.equal(atLimit.note, null);
     assert.equal(atLimit.question.length, MAX_QUESTION_CHARS);
     assert.equal(log.filter((e) => e[0] === "condense").length, 2);
+  } finally {
+    worker.close();
+  }
+});
+
+// A site with shards (a sub-path's), and a model whose import waits for release().
+function shardSite() {
+  const base = "http://site.test/docs/";
+  const shards = {
+    path: "shards/",
+    manifest: "manifest-0123456789abcdef.json.gz",
+    graph: "graph-0123456789abcdef.json.gz",
+    vectors: "vectors-0123456789abcdef.bin.gz",
+  };
+  const manifest = { ...MANIFEST, bundle: { path: "bundle/", shards } };
+  const fetchFn = async () => new Response(JSON.stringify(manifest));
+  return { base, shards, fetchFn };
+}
+
+function gate() {
+  let open;
+  const promise = new Promise((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+test("the first answer comes before the model and the vectors shard are asked for; the full answer after both", async () => {
+  const log = [];
+  const { base, shards, fetchFn } = shardSite();
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    const partials = [];
+    const run = await engine.ask("where?", {}, { onPartial: (r) => partials.push(r) });
+    // the worker opens the bundle over manifest + graph; the vectors shard is only named
+    const opened = log.find((e) => e[0] === "shards")[1];
+    assert.deepEqual(opened.prefetch, [shards.manifest, shards.graph]);
+    assert.equal(opened.vectors, shards.vectors);
+    const order = log.map((e) => (e[0] === "ask" ? `ask:${e[1].semantic_reason}` : e[0]));
+    const first = order.indexOf("ask:the question model is still loading");
+    assert.ok(first > order.indexOf("shards"), order.join(" "));
+    assert.ok(order.indexOf("import") > first, `the model was asked for before the first answer: ${order.join(" ")}`);
+    assert.ok(order.indexOf("vectors") > first, `the vectors before the first answer: ${order.join(" ")}`);
+    assert.ok(order.indexOf("ask:null") > order.indexOf("vectors"), order.join(" "));
+    assert.equal(partials.length, 1);
+    assert.equal(run.result.semantic_reason, null);
+    assert.deepEqual(run.ranked, [["c1", 0.9]]);
+  } finally {
+    worker.close();
+  }
+});
+
+test("the model in before the vectors shard: the first answer says the vectors are loading, the full one follows", async () => {
+  const log = [];
+  const { base, fetchFn } = shardSite();
+  const held = gate();
+  const worker = fakeWorker(log, { vectors: () => held.promise.then(() => ({ vectors: 2 })) });
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    engine.warmUp();
+    // wait until the model is in (the vectors are held)
+    while (engine.progress().get("model")?.state !== "done") await new Promise((r) => setTimeout(r, 1));
+    assert.equal(engine.progress().get("vectors").state, "busy");
+    const partials = [];
+    const asked = engine.ask("where?", {}, { onPartial: (r) => (partials.push(r), held.open()) });
+    const run = await asked;
+    assert.equal(partials.length, 1);
+    assert.equal(partials[0].result.semantic_reason, "the index vectors are still loading");
+    assert.equal(partials[0].result.partial, true);
+    assert.equal(run.result.semantic_reason, null);
+    assert.equal(engine.progress().get("vectors").state, "done");
+  } finally {
+    worker.close();
+  }
+});
+
+test("vectors that cannot be fetched: the answer says so without the semantic channel, the next question retries", async () => {
+  const log = [];
+  const { base, fetchFn } = shardSite();
+  let calls = 0;
+  const vectors = async () => {
+    calls += 1;
+    if (calls === 1) throw new Error("Could not fetch the index shard x: HTTP 503");
+    return { vectors: 2 };
+  };
+  const worker = fakeWorker(log, { vectors });
+  const engine = createEngine({ base, fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    const run = await engine.ask("where?");
+    assert.equal(run.result.semantic_reason, "the index vectors could not be loaded (Could not fetch the index shard x: HTTP 503)");
+    assert.equal(run.vector, null);
+    const step = engine.progress().get("vectors");
+    assert.equal(step.state, "warn");
+    assert.match(step.detail, /HTTP 503/);
+    const again = await engine.ask("again?");
+    assert.equal(again.result.semantic_reason, null);
+    assert.equal(calls, 2);
+    assert.equal(engine.progress().get("vectors").state, "done");
   } finally {
     worker.close();
   }

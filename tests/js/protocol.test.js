@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { assetPath, bundleFiles, createClient, isGzip, serve, shardFiles, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
+import { assetPath, createClient, serve, shardFiles, shipsModel, wheelUrl } from "../../site_template/static/ask/protocol.js";
 
 function channel(handlers) {
   const { port1, port2 } = new MessageChannel();
@@ -76,27 +76,21 @@ test("a failed worker rejects pending and later calls with one error and is term
   assert.match(client.failure.message, /SyntaxError/);
 });
 
-test("manifest: the wheel under vendor/ unless a path, the bundle's files, the model flag", () => {
+test("manifest: the wheel under vendor/ unless a path, the model flag", () => {
   assert.equal(wheelUrl({ wheel: "oya_core-1-py3-none-any.whl" }), "vendor/oya_core-1-py3-none-any.whl");
   assert.equal(wheelUrl({ wheel: "wheels/x.whl" }), "wheels/x.whl");
   assert.throws(() => wheelUrl({}), /names no core wheel/);
-  assert.deepEqual(bundleFiles({ bundle: { index: "index.json.gz", vectors: "vectors.bin.gz" } }), {
-    index: "bundle/index.json.gz",
-    vectors: "bundle/vectors.bin.gz",
-  });
-  assert.deepEqual(bundleFiles({ bundle: { path: "b", index: "i.json" } }), { index: "b/i.json", vectors: null });
-  assert.throws(() => bundleFiles({ bundle: null }), /built without an index bundle/);
   assert.equal(shipsModel({ model: "all-MiniLM-L6-v2" }), true);
   assert.equal(shipsModel({ model: null }), false);
   assert.equal(shipsModel({ model: false }), false);
 });
 
-test("manifest: the bundle's shards, under the bundle's folder, or null without them", () => {
+test("manifest: the bundle's shards, under the bundle's folder, an error without them; the vectors shard is not prefetched", () => {
   const shards = { path: "shards/", manifest: "manifest-0123456789abcdef.json.gz", graph: "graph-0123456789abcdef.json.gz" };
   assert.deepEqual(shardFiles({ bundle: { path: "bundle.77aa/", shards: { ...shards, vectors: "vectors-0123456789abcdef.bin.gz" } } }), {
     dir: "bundle.77aa/shards/",
     manifest: shards.manifest,
-    prefetch: [shards.manifest, shards.graph, "vectors-0123456789abcdef.bin.gz"],
+    prefetch: [shards.manifest, shards.graph], // the first answer does without the vectors
     vectors: "vectors-0123456789abcdef.bin.gz",
   });
   assert.deepEqual(shardFiles({ bundle: { shards: { ...shards, path: "s", vectors: null } } }), {
@@ -105,15 +99,8 @@ test("manifest: the bundle's shards, under the bundle's folder, or null without 
     prefetch: [shards.manifest, shards.graph],
     vectors: null,
   });
-  assert.equal(shardFiles({ bundle: { index: "index.json.gz" } }), null);
-  assert.equal(shardFiles({ bundle: null }), null);
-});
-
-test("isGzip: the two magic bytes, nothing less", () => {
-  assert.equal(isGzip(new Uint8Array([0x1f, 0x8b, 8]).buffer), true);
-  assert.equal(isGzip(new Uint8Array([0x1f]).buffer), false);
-  assert.equal(isGzip(new Uint8Array([0x7b, 0x22]).buffer), false);
-  assert.equal(isGzip(new ArrayBuffer(0)), false);
+  assert.throws(() => shardFiles({ bundle: { index: "index.json.gz" } }), /index bundle has no shards .*rebuild the site/);
+  assert.throws(() => shardFiles({ bundle: null }), /built without an index bundle/);
 });
 
 test("assetPath: the longest renamed folder or file of manifest.assets applies; other names stay", () => {

@@ -121,6 +121,29 @@ def heavy_requests(server: Server) -> list[str]:
     ]
 
 
+def _semantic(path: str) -> bool:
+    """A request only the semantic channel needs: the query model, its runtime, the vectors shard."""
+    name = path.rsplit("/", 1)[-1]
+    return path.startswith(("/models/", "/vendor/transformers")) or name.startswith(("embed.", "vectors-"))
+
+
+def check_first_answer_first(requested: Sequence[str], shards_dir: str, shards: dict[str, Any]) -> None:
+    """The first answer's files (Pyodide, the wheel, the shard manifest and graph, the question's
+    postings and a chunk shard) were all requested before anything only the semantic answer needs
+    (the query model, transformers.js, the vectors shard), which came after (issue 26 item 2).
+    Every term bucket a question reads is read by its first answer: the full one adds none."""
+    semantic = [i for i, p in enumerate(requested) if _semantic(p)]
+    assert semantic, f"the full answer fetched no model or vectors: {requested}"
+    before = requested[: semantic[0]]
+    first = [p for p in requested if p.startswith("/vendor/pyodide") or p.endswith(".whl")]
+    first += [p for p in requested if p.startswith(shards_dir + "terms-")]
+    first += [shards_dir + shards["manifest"], shards_dir + shards["graph"]]
+    late = [p for p in first if p not in before]
+    assert not late, f"requested after the model or the vectors shard: {late}\n{requested}"
+    assert any(p.startswith(shards_dir + "chunks-") for p in before), requested
+    assert shards_dir + shards["vectors"] in requested[semantic[0] :], requested
+
+
 def check_anchor(server: Server, href: str) -> None:
     """``href`` is a page of the site and its #L<n> anchor exists on it."""
     parts = urlsplit(href)
@@ -177,11 +200,14 @@ def test_ask_on_a_file_page_offline(
     fetched = [p for p in ask_server.requested if p.startswith("/bundle")]
     assert fetched and all(p.startswith(shards_dir) for p in fetched), fetched
     assert shards_dir + bundle["shards"]["manifest"] in fetched and len(fetched) == len(set(fetched)), fetched
+    check_first_answer_first(ask_server.requested, shards_dir, bundle["shards"])
     load_test_hooks(page)
     progress = page.evaluate("oyaAsk.progress()")
     runtime_timings["ask_panel"] = {
         "cold_first_answer_s": round(seconds, 2),
         "steps_ms": {k: round(v.get("ms", 0)) for k, v in progress.items()},
+        # the order the engine's files were asked for (see check_first_answer_first)
+        "requests": [p.rsplit("/", 1)[-1] for p in heavy_requests(ask_server)],
     }
 
     ARTIFACTS.mkdir(exist_ok=True)
@@ -255,6 +281,29 @@ def test_golden_questions_match_the_cpython_core(
     }
     assert min(overlaps) >= 2, overlaps
     assert sum(overlaps) >= 0.9 * 3 * len(overlaps), overlaps
+
+
+def test_a_deep_link_answers_before_mermaid_is_fetched(ask_server: Server, browser_page: Any) -> None:
+    """Mermaid (1.2 MB) is not on the first answer's path: a page opened to ask (?ask=) draws its own
+    diagram, and the answer its diagram, only once the answer's text is shown (the "first-answer"
+    mark); both are drawn in the end."""
+    page = browser_page.page
+    question = "How is stock removed when an order ships?"
+    page.goto(ask_server.url + FILE_PAGE + "?ask=" + urllib.request.quote(question))
+    page.wait_for_selector(ANSWERED)
+    page.locator(".ask-entry .ask-mermaid svg").first.wait_for()
+    page.locator("pre.mermaid svg").first.wait_for()  # the page's own diagram
+    first, mermaid = page.evaluate(
+        """() => [
+          performance.getEntriesByName('oya:first-answer')[0]?.startTime ?? null,
+          performance.getEntriesByType('resource').find((r) => r.name.includes('/mermaid'))?.startTime ?? null,
+        ]"""
+    )
+    assert first is not None and mermaid is not None, (first, mermaid)
+    assert mermaid > first, (
+        f"mermaid was fetched at {mermaid:.0f} ms, before the first answer at {first:.0f} ms"
+    )
+    assert not [c for c in browser_page.console if c.startswith(("pageerror", "error"))], browser_page.console
 
 
 def test_panel_answers_without_the_model(ask_site: Any, browser_page: Any, tmp_path: Path) -> None:

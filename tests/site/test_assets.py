@@ -164,18 +164,20 @@ def test_accepted_encodings() -> None:
     assert accepted_encodings(None) == set()
 
 
-def test_the_stdlib_zip_is_repacked_stored_once(tmp_path: Path) -> None:
+def test_the_stdlib_zip_is_trimmed_stored_once(tmp_path: Path) -> None:
     import zipfile
 
-    from oya.site.vendor import _stored_zip
+    from oya.site.stdlib_trim import trimmed_stdlib
 
     src = tmp_path / "python_stdlib_pyc.zip"
     with zipfile.ZipFile(src, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("a.pyc", b"x" * 5000)
         z.writestr("pkg/b.pyc", b"y" * 5000)
-    out = _stored_zip(src)
+        z.writestr("a.pyc", b"x" * 5000)
+        z.writestr("unused.pyc", b"z" * 5000)
+    out = trimmed_stdlib(src, ["a", "pkg.b"])
     with zipfile.ZipFile(out) as z:
         assert [i.compress_type for i in z.infolist()] == [zipfile.ZIP_STORED] * 2
         assert z.read("pkg/b.pyc") == b"y" * 5000 and z.namelist() == ["a.pyc", "pkg/b.pyc"]
     made = out.stat().st_mtime_ns
-    assert _stored_zip(src) == out and out.stat().st_mtime_ns == made  # not made again
+    assert trimmed_stdlib(src, ["pkg.b", "a"]) == out and out.stat().st_mtime_ns == made  # not made again
+    assert trimmed_stdlib(src, ["a"]) != out  # another list, another file

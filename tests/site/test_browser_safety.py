@@ -243,7 +243,8 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
         page.wait_for_selector(ANSWERED)
 
     assert seconds < 5, f"the answer after a warmed-up engine took {seconds:.1f} s"
-    # the index as shards: what every question reads (manifest, graph, vectors) came with the engine
+    # the index as shards: what every question reads (manifest, graph) came with the engine, the
+    # vectors shard with the model
     shards = ask_site.manifest["bundle"]["shards"]
     shard_paths = ["/bundle/" + shards["path"] + shards[k] for k in ("manifest", "graph", "vectors")]
     entry = page.locator(".ask-entry").last

@@ -1,9 +1,13 @@
 // The question engine, page side, without DOM: the manifest, the index bundle (its shards, which the
-// worker fetches as questions need them, or the whole files of a site without shards), the Python
-// worker (pyodide_worker.js: Pyodide, the core and the JS vector kernel) and the query model
-// (embed.js). Nothing loads until warmUp() or ask(); after a failure only a question retries. The
-// model loads once the engine's files are in, and a question asked before it is ready is answered
-// twice: at once without the semantic channel (marked partial), then in full (ask's onPartial).
+// worker fetches as questions need them), the Python worker (pyodide_worker.js: Pyodide, the core and
+// the JS vector kernel) and the query model (embed.js). Nothing loads until warmUp() or ask(); after
+// a failure only a question retries.
+// The first answer's path comes first: the runtime, the wheel and the shards every question reads
+// (manifest, graph), then a waiting question's own shards. The query model and the vectors shard
+// (the semantic channel's, MBs together) load after them, once the engine is ready and no question
+// waits for its first answer, so they never compete for the link. A question asked before both
+// are in is answered twice: at once without the semantic channel (marked partial), then in full
+// (ask's onPartial).
 // A question over the core's limit (a pasted bug report) is condensed in the worker first
 // (oya.core.report, as the CLI condenses it), and that text is embedded and asked: the browser
 // embeds what `oya ask` embeds, and both say what went with the core's one line.
@@ -13,10 +17,10 @@
 // Progress: a Map step -> {label, state: busy|done|warn|fail, ms?, detail?}; onProgress() is called
 // on every change. Performance marks "oya:<step>" profile the cold start (util.markTimes).
 
-import { bundleFiles, createClient, isGzip, runtimePaths, shardFiles, shipsModel, wheelUrl } from "./protocol.js";
+import { createClient, runtimePaths, shardFiles, shipsModel, wheelUrl } from "./protocol.js";
 import { mark, MAX_QUESTION_CHARS } from "./util.js";
 
-async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
+async function fetchChecked(fetchFn, url, what, kind) {
   let response;
   try {
     response = await fetchFn(url);
@@ -25,17 +29,6 @@ async function fetchChecked(fetchFn, url, what, kind = "arrayBuffer") {
   }
   if (!response.ok) throw new Error(`Could not fetch the ${what} (${url}): HTTP ${response.status}`);
   return await response[kind]();
-}
-
-async function fetchBundleFile(fetchFn, url, what) {
-  const buf = await fetchChecked(fetchFn, url, what);
-  if (!isGzip(buf)) return buf;
-  try {
-    const stream = new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return await new Response(stream).arrayBuffer();
-  } catch (err) {
-    throw new Error(`Could not unpack the ${what} (${url}): ${err.message}`);
-  }
 }
 
 function workerMark(name, at) {
@@ -56,7 +49,11 @@ export function createEngine({
   let modelPromise = null;
   let modelGate = null;
   let modelSettled = false; // loaded, or known not to load
+  let vectorsPromise = null;
+  let vectorsSettled = false; // the worker holds the vectors (or the bundle has none), or they failed
+  let vectorsFailed = false; // the next question tries again
   let releaseModel = null;
+  let holds = 0; // questions whose first answer is on its way: the semantic downloads wait for them
   let ready = false;
   let failed = false;
   let warmedUp = false;
@@ -77,27 +74,22 @@ export function createEngine({
   }
 
   // The worker's own scripts load while the manifest is fetched; Python boots once the manifest
-  // names the wheel, while the page fetches the bundle and embed.js loads the model.
+  // names the wheel, while the worker fetches the shards every question reads.
   async function startEngine(holder) {
     const t0 = performance.now();
-    const onMark = (name, at) => {
-      workerMark(name, at);
-      if (name === "pyodide-loaded") releaseModel?.(); // the worker's big downloads are done
-    };
-    const client = createClient(makeWorker(base + "static/pyodide_worker.js"), { onMark });
+    const client = createClient(makeWorker(base + "static/pyodide_worker.js"), { onMark: workerMark });
     holder.client = client;
     const manifest = await loadManifest();
     mark("manifest");
     const shards = shardFiles(manifest);
-    const files = bundleFiles(manifest);
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
     const runtime = runtimePaths(manifest).pyodide;
     const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime }).then(() => {
       setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
     });
-    booted.catch(() => {}); // awaited below; a failure while the bundle downloads is reported once
-    const decoded = shards ? openShards(client, shards) : sendBundle(client, files);
+    booted.catch(() => {}); // awaited below; a failure while the shards download is reported once
+    const decoded = openShards(client, shards);
     decoded.catch(() => {}); // awaited below, after boot
     await booted;
     const tl = performance.now();
@@ -111,21 +103,10 @@ export function createEngine({
     return { client, readyMs: performance.now() - t0 };
   }
 
-  // A site with shards: the worker fetches them itself (a question's own, on demand; the shared
-  // ones at once, while Python boots). URLs under base, so a site under a sub-path works.
+  // The worker fetches the shards itself (a question's own, on demand; the shared ones at once,
+  // while Python boots). URLs under base, so a site under a sub-path works.
   function openShards(client, shards) {
     return client.call("shards", { ...shards, dir: new URL(shards.dir, base).href });
-  }
-
-  // A site without shards: the whole index.json and vectors.bin, fetched here and moved to the worker.
-  async function sendBundle(client, files) {
-    const [index, vectors] = await Promise.all([
-      fetchBundleFile(fetchFn, base + files.index, "index bundle"),
-      files.vectors ? fetchBundleFile(fetchFn, base + files.vectors, "bundle vectors") : Promise.resolve(null),
-    ]);
-    mark("bundle-fetched");
-    // both files move to the worker: index.json is parsed once, by Python; the vectors serve the JS kernel and the core
-    return await client.call("bundle", { index, vectors }, vectors ? [index, vectors] : [index]);
   }
 
   function loadEngine() {
@@ -163,14 +144,58 @@ export function createEngine({
     return modelPromise;
   }
 
-  // The query model (~20 MB compressed, most of the bytes) waits until the engine's own files are in
-  // (Pyodide reports it is loaded, or the engine is ready): sharing the link with them would delay
-  // the first answer, and the link is idle while Python boots.
-  function loadModelAfterEngine() {
-    if (modelPromise) return modelPromise;
+  // The vectors shard, fetched by the worker into its JS kernel: resolves to {vectors: rows}, or
+  // {error}.
+  function loadVectors(engine) {
+    if (vectorsPromise) return vectorsPromise;
+    const t0 = performance.now();
+    vectorsSettled = false;
+    setStep("vectors", "Loading the index vectors…", "busy");
+    vectorsPromise = engine.client
+      .call("vectors", {})
+      .then((done) => {
+        setStep("vectors", "Index vectors ready", "done", { ms: performance.now() - t0 });
+        return done;
+      })
+      .catch((err) => {
+        setStep("vectors", "Index vectors unavailable — keyword and code-graph search only", "warn", { detail: err.message });
+        vectorsFailed = true;
+        return { error: err.message };
+      })
+      .finally(() => (vectorsSettled = true));
+    return vectorsPromise;
+  }
+
+  // Let the semantic downloads go once the engine is ready and no question waits for its first answer.
+  function openGate() {
+    if (ready && holds === 0) releaseModel?.();
+  }
+
+  // A question holds the gate until its first answer is shown; the returned function lets go (once).
+  function holdGate() {
+    holds += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      holds -= 1;
+      openGate();
+    };
+  }
+
+  // The query model (~20 MB compressed, most of the bytes) and the vectors shard wait for the
+  // first answer's files (the engine is ready) and its question's shards: sharing the link with
+  // them would delay the first answer. Resolves to [model (loadModel's), vectors (loadVectors')].
+  function loadSemanticAfterEngine() {
     if (!modelGate) {
-      modelGate = new Promise((resolve) => (releaseModel = resolve)).then(loadModel);
-      loadEngine().then(releaseModel, releaseModel);
+      modelGate = new Promise((resolve) => (releaseModel = resolve)).then(async () => {
+        const engine = await loadEngine();
+        return await Promise.all([loadModel(), loadVectors(engine)]);
+      });
+      modelGate.catch(() => {}); // a failed engine: its own error is reported, and a question retries
+      loadEngine().then(openGate, () => {
+        modelGate = null; // the next question starts over
+      });
     }
     return modelGate;
   }
@@ -182,7 +207,7 @@ export function createEngine({
       mark("warmup");
     }
     if (!failed) loadEngine().catch(() => {});
-    loadModelAfterEngine();
+    if (!failed) loadSemanticAfterEngine();
   }
 
   // {text, note}: the question as the core reads it, and the core's line on what was condensed
@@ -202,33 +227,45 @@ export function createEngine({
   // One question: condensed past the core's limit, embedded here, ranked and answered in the worker.
   // Returns {result, vector, ranked, question, note}: question is the text asked (condensed or as
   // given), note the core's line on what was condensed, or null. onPartial(run): when the engine is
-  // ready before the query model, the core answers at once without the semantic channel
-  // (result.partial = true, its report says why) and the full answer follows as the return value,
-  // once the model is in. more: the caller kept only the first part of a longer question.
+  // ready before the query model and the vectors, the core answers at once without the semantic
+  // channel (result.partial = true, its report says why) and the full answer follows as the return
+  // value, once both are in. more: the caller kept only the first part of a longer question.
   async function ask(question, options = {}, { onPartial = null, more = false } = {}) {
     const t0 = performance.now();
     warmUp();
     failed = false; // a question always tries again
-    const engine = await loadEngine();
-    const asked = await condense(engine, question, more);
-    question = asked.text;
-    const said = (run) => ({ ...run, question, note: asked.note ?? run.result.question_note ?? null });
-    if (onPartial && !modelSettled) {
-      const timings = {};
-      const partial = await answer(engine, question, options, null, "the question model is still loading", timings);
-      mark("first-answer");
-      timings.total = timings.query = performance.now() - t0;
-      partial.result.partial = true;
-      partial.result.browser_timings_ms = timings;
-      onPartial(said({ ...partial, vector: null }));
+    if (vectorsFailed) [vectorsPromise, vectorsFailed, vectorsSettled] = [null, false, false]; // so do the vectors
+    const release = holdGate();
+    let engine, asked;
+    // a run as returned: what was asked (condensed or as given) and the core's line on it
+    const said = (run, extra) => ({ ...run, ...extra, question, note: asked.note ?? run.result.question_note ?? null });
+    try {
+      engine = await loadEngine();
+      asked = await condense(engine, question, more);
+      question = asked.text;
+      if (onPartial && !(modelSettled && vectorsSettled)) {
+        const waiting = modelSettled ? "the index vectors are still loading" : "the question model is still loading";
+        const timings = {};
+        const partial = await answer(engine, question, options, null, waiting, timings);
+        mark("first-answer");
+        timings.total = timings.query = performance.now() - t0;
+        partial.result.partial = true;
+        partial.result.browser_timings_ms = timings;
+        onPartial(said(partial, { vector: null }));
+      }
+    } finally {
+      release(); // the first answer is out (or failed): the model and the vectors may come
     }
-    const model = await loadModelAfterEngine();
+    const [model] = await loadSemanticAfterEngine();
+    const vectors = await loadVectors(engine); // the gate's, or this question's retry after a failure
     const tq = performance.now();
     const timings = {};
     let vector = null;
     let semanticReason = null;
     if (model.error) {
       semanticReason = `the question model could not be loaded (${model.error})`;
+    } else if (vectors.error) {
+      semanticReason = `the index vectors could not be loaded (${vectors.error})`;
     } else {
       const te = performance.now();
       vector = await model.embed(question);
@@ -241,7 +278,7 @@ export function createEngine({
     timings.query = performance.now() - tq;
     timings.total = performance.now() - t0;
     run.result.browser_timings_ms = timings;
-    return said({ ...run, vector });
+    return said(run, { vector });
   }
 
   return {
@@ -249,7 +286,7 @@ export function createEngine({
     ask,
     isReady: () => ready,
     progress: () => progress,
-    ready: () => Promise.all([loadEngine(), loadModelAfterEngine()]).then(([e]) => e.readyMs),
+    ready: () => Promise.all([loadEngine(), loadSemanticAfterEngine()]).then(([e]) => e.readyMs),
     // the core's ranking (VectorIndex in Pyodide) and the JS kernel's, for the parity tests and the bench
     coreRank: async (vector, n) => JSON.parse(await (await loadEngine()).client.call("rank", { vector: Array.from(vector), n })),
     rankVectors: async (vector, n) => (await loadEngine()).client.call("rank_js", { vector: Array.from(vector), n }),

@@ -13,6 +13,12 @@ const PARTIAL_NOTE = "Semantic search is still loading: this first answer comes 
 const EXAMPLES = ["How is this project organised?", "Where is the command-line entry point?", "What happens when an error is raised?"];
 const STEP_ICONS = { busy: "", done: "✓", warn: "!", fail: "✕" };
 
+// An answer (or its error) is on screen: the page's own diagrams, held back while a deep link's first
+// answer loads (site.js), may fetch Mermaid now.
+function answerShown() {
+  document.dispatchEvent(new CustomEvent("oya:answer-shown"));
+}
+
 // The question of a deep link (?ask= or ?q=), removed from the address so a reload does not ask again.
 function takeDeepLinkQuestion() {
   const params = new URLSearchParams(location.search);
@@ -193,6 +199,7 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
       node.append(el("p", { class: "ask-refining", role: "status", text: PARTIAL_NOTE }));
       shown.replaceWith(node);
       shown = node;
+      answerShown();
     };
     let run;
     try {
@@ -207,6 +214,7 @@ export function createPanel({ root, engine, history: store, openFlag, diagrams }
     }
     const node = renderEntry(item, entryContext);
     shown.replaceWith(node);
+    answerShown();
     store.push(item);
     busy = false;
     ui.submit.disabled = false;

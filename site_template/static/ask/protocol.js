@@ -85,7 +85,7 @@ export function assetPath(manifest, rel) {
   return best ? assets[best] + rel.slice(best.length) : rel;
 }
 
-// What manifest.json names: the core wheel's URL (under the site) and the bundle's two files.
+// What manifest.json names: the core wheel's URL (under the site) and the bundle's shards.
 export function wheelUrl(manifest) {
   const wheel = manifest.wheel;
   if (!wheel) throw new Error("manifest.json names no core wheel (key 'wheel')");
@@ -98,24 +98,18 @@ function bundleDir(manifest) {
   return (bundle.path || bundle.dir || "bundle/").replace(/\/?$/, "/");
 }
 
-export function bundleFiles(manifest) {
-  const bundle = manifest.bundle;
-  const dir = bundleDir(manifest);
-  return {
-    index: dir + (bundle.index || "index.json.gz"),
-    vectors: bundle.vectors ? dir + bundle.vectors : null,
-  };
-}
-
-// The bundle's shards (oya/site/shards.py), or null when the site has none: their folder (under the
-// site), the shard manifest's name, and what to fetch at once (manifest, graph, vectors: every
-// question reads them). vectors: the vectors shard's name (the JS kernel's file), or null.
+// The bundle's shards (oya/site/shards.py): their folder (under the site), the shard manifest's name,
+// and what to fetch at once (manifest, graph: every question reads them). vectors: the vectors
+// shard's name (the JS kernel's file), or null; not prefetched, since only the semantic channel
+// reads it and the first answer does without (the "vectors" op). The browser reads no other file of
+// the bundle (the whole index.json.gz beside the shards is not for it).
 export function shardFiles(manifest) {
-  const shards = manifest.bundle && manifest.bundle.shards;
-  if (!shards || !shards.manifest) return null;
-  const dir = bundleDir(manifest) + (shards.path || "shards/").replace(/\/?$/, "/");
+  const bundle = bundleDir(manifest);
+  const shards = manifest.bundle.shards;
+  if (!shards || !shards.manifest) throw new Error("this site's index bundle has no shards (manifest.json: bundle.shards); rebuild the site");
+  const dir = bundle + (shards.path || "shards/").replace(/\/?$/, "/");
   const vectors = shards.vectors || null;
-  return { dir, manifest: shards.manifest, prefetch: [shards.manifest, shards.graph, vectors].filter(Boolean), vectors };
+  return { dir, manifest: shards.manifest, prefetch: [shards.manifest, shards.graph].filter(Boolean), vectors };
 }
 
 // The site paths of the runtimes (folders ending in "/") and the query model (a folder, no slash).
@@ -130,11 +124,4 @@ export function runtimePaths(manifest) {
 // The manifest's `model`: null or false means the site ships no query model.
 export function shipsModel(manifest) {
   return manifest.model !== null && manifest.model !== false;
-}
-
-// The bundle's files are stored gzipped; a host that labels them Content-Encoding: gzip has the
-// browser inflate them already, so the magic bytes decide.
-export function isGzip(buffer) {
-  const head = new Uint8Array(buffer, 0, Math.min(2, buffer.byteLength));
-  return head.length === 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
