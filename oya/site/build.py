@@ -15,7 +15,9 @@ Theory of operation:
   replaced (its ``.oya-site`` marker, ``oya.build.ownership``); any other is refused in one line.
 * Last, ``oya.site.assets.finish_assets`` gives the runtime, model and bundle folders
   content-hashed names and writes ``.br``/``.gz`` copies of every compressible file (whatever
-  files the steps above wrote), recording the renames in the manifest (``assets``).
+  files the steps above wrote), recording the renames in the manifest (``assets``). Then
+  ``sw.js``, the service worker that keeps visited pages and the Ask panel working offline, is
+  written at the site's root with the build's id and hashed names (``oya.site.offline``).
 * ``manifest.json`` is how the Ask panel finds things: the wheel's file name, the model
   folder (or null when the index was not embedded with the model the browser can run), the
   bundle's file names (and its shards' manifest, ``oya.core.shards``: written beside the whole
@@ -36,6 +38,7 @@ from typing import Any
 from oya.build.ownership import check_site, mark_site
 from oya.errors import SiteError
 from oya.settings import CachePaths
+from oya.site.offline import write_service_worker
 from oya.site.render import (
     KEYS_VERSION,
     PAGE_KEYS_FILE,
@@ -176,6 +179,7 @@ def _write_into(
     from oya.site.assets import finish_assets
 
     compressed = finish_assets(tmp, manifest, cache.root / "compressed", previous)
+    write_service_worker(tmp, manifest)  # it names the hashed files: after them (oya.site.offline)
     (tmp / "manifest.json").write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )

@@ -7,6 +7,8 @@
 // from nav/tree.<hash>.js (window.oyaTree, see oya/site/nav.py), shared by every page. Mermaid is loaded
 // from the site's own vendor folder, only on pages that have diagrams (after the Ask panel's first answer
 // when the page was opened to ask), with securityLevel "strict" (labels are sanitised server-side as well).
+// It also registers the service worker that keeps visited pages and the Ask panel working offline
+// (<root>sw.js).
 
 (function () {
   "use strict";
@@ -310,7 +312,21 @@
     import(new URL(root + "static/ask.js", document.baseURI).href);
   }
 
+  // -- offline: <root>sw.js (site_template/sw.js, written by the build) keeps what the reader fetched,
+  // so visited pages and the Ask panel work offline. Its scope is the site's root as a URL computed
+  // from this page's relative path to it, never "/": a site under a sub-path controls only itself.
+  // Where service workers cannot run (file://, http on a non-local host) the site works as before.
+  function registerOffline() {
+    var workers = navigator.serviceWorker;
+    if (!workers || (location.protocol !== "http:" && location.protocol !== "https:")) return;
+    var scope = new URL(root || "./", location.href).href;
+    workers.register(new URL("sw.js", scope).href, { scope: scope }).catch(function (err) {
+      if (window.console) console.info("oya: no offline copy (the service worker did not register):", err.message);
+    });
+  }
+
   function start() {
+    registerOffline();
     drawTopBar();
     var holder = document.getElementById("tree");
     if (holder && window.oyaTree) buildTree(holder, window.oyaTree);

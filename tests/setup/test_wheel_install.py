@@ -98,7 +98,7 @@ def test_installed_wheel_builds_a_site(tmp_path: Path) -> None:
     _run([str(python), *args, "--site", "--cache-dir", str(cache), "-q"], work, env)
 
     site = out / "site"
-    for page in ("index.html", "architecture.html", "manifest.json"):
+    for page in ("index.html", "architecture.html", "manifest.json", "sw.js"):  # sw.js: package data too
         assert (site / page).is_file(), page
     assert list(site.rglob("greet.py*.html")), sorted(p.name for p in site.rglob("*.html"))
     for asset in ("ask.js", "site.js", "site.css", "ask.css"):
