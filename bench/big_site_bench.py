@@ -550,6 +550,10 @@ def print_table(r: dict[str, Any], other: dict[str, Any] | None) -> None:
                 f"{v['bytes_to_full_answer'] / 1e6:>9.2f}{v['full_answer_seconds']:>8.2f}{v['bytes_in_visit'] / 1e6:>10.2f}"
             )
         print(f"cold runs s: {b['cold']['runs_s']}; errors {b['cold']['errors']} {b['warm']['errors']}")
+        for part in ("first_answer_by_kind", "full_answer_by_kind"):
+            if part in b["cold"]:
+                kinds = ", ".join(f"{k} {n / 1e6:.2f}" for k, n in b["cold"][part].items())
+                print(f"cold, MB to the {part.split('_by')[0].replace('_', ' ')}: {kinds}")
         w = b.get("warm_questions")
         if w:
             print(warm_line(w))

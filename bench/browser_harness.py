@@ -244,6 +244,33 @@ def serve(site_dir: Path, server: str = "oya", prefix: str = "/") -> Iterator[Se
         thread.join(timeout=5)
 
 
+def kind_of(path: str) -> str:
+    """What a request fetched, for the bytes' breakdown: a shard's kind (``shards:graph``), the
+    runtime's parts, the query model, the site's own scripts and styles, or a page."""
+    name = path.rsplit("/", 1)[-1]
+    if SHARD_PATH in path:
+        return "shards:" + name.split("-", 1)[0]
+    for part, kind in (
+        ("/vendor/pyodide", "pyodide"),
+        ("/vendor/transformers", "transformers+onnxruntime"),
+        ("/vendor/mermaid", "mermaid"),
+        ("/vendor/", "core wheel"),
+        ("/models/", "query model"),
+        ("/static/", "static"),
+        ("/bundle", "whole bundle"),
+    ):
+        if part in path:
+            return kind
+    return "pages"
+
+
+def _by_kind(transfers: list[Transfer]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in transfers:
+        out[kind_of(t.path)] = out.get(kind_of(t.path), 0) + t.bytes
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dict[str, Any]:
     """Bytes and requests answered before the first answer, before the full one, and in the visit.
 
@@ -260,7 +287,9 @@ def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dic
         "in_flight_at_first_answer": [[t.path, t.bytes, round(first_at - t.at, 2)] for t in flying],
         # an upper bound: the downloads in flight counted whole (their share then is not known here)
         "bytes_with_in_flight": done + sum(t.bytes for t in flying),
+        "first_answer_by_kind": _by_kind([t for t in transfers if t.done <= first_at]),
         "bytes_to_full_answer": sum(t.bytes for t in transfers if t.at <= full_at),
+        "full_answer_by_kind": _by_kind([t for t in transfers if t.at <= full_at]),
         "bytes_in_visit": sum(t.bytes for t in transfers),
         "requests_in_visit": len(transfers),
         "not_modified": sum(1 for t in transfers if t.status == 304),
