@@ -424,7 +424,7 @@ def ask_each(page: Any, questions: list[str], wire: WireLog | None = None) -> di
     load_test_hooks(page)
     wall, drawn, engine = [], [], []
     fetched: list[list[int]] = []  # per question: bytes, shard bytes, requests
-    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python")}
+    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python", "shards", "rounds")}
     for q in questions:
         if wire is not None:
             wire.take()  # what the page fetched before this question (its hooks, a diagram's parts)
@@ -463,7 +463,9 @@ def ask_each(page: Any, questions: list[str], wire: WireLog | None = None) -> di
         "panel_ms": stats(wall),  # asked -> the answer shown in the panel
         "diagram_ms": stats(drawn),  # asked -> its diagram drawn too
         "engine_ms": stats(engine),
-        "engine_parts_ms": {k: stats(v) for k, v in parts.items()},  # embed, JS vectors, the core
+        "engine_parts_ms": {
+            k: stats(v) for k, v in parts.items()
+        },  # embed, JS vectors, the core, fetching shards (ms) and its rounds (a count)
     }
 
 
