@@ -49,11 +49,13 @@ Theory of operation:
 
 Run, from the project root (one command per corpus; ``--phase all`` runs every phase in one job)::
 
-    OYA_CACHE_DIR=/work/evalcache/embed-cache OYA_MIRRORS=/work/.mirror \\
+    OYA_CACHE_DIR=/work/evalcache/embed-cache OYA_MIRRORS=/work/.mirror PYTHONPATH=$PWD \\
       /work/notes/slot.sh .venv/bin/python -m bench.big_site_bench --corpus sympy --phase build,cpython
-    /work/notes/slot.sh --alone .venv/bin/python -m bench.big_site_bench --corpus sympy --phase browser
+    PYTHONPATH=$PWD /work/notes/slot.sh --alone .venv/bin/python -m bench.big_site_bench --corpus sympy --phase browser
 
-(``--corpus networkx`` the same). Writes ``bench/results/big_site_bench.json`` (networkx) or
+(``--corpus networkx`` the same). The index is reused once built (``--rebuild`` to time it again;
+its record is ``bench/.cache/big_site[_sympy]/index_build.json``); the build phase renders the
+site again, so after a change to the site's code run ``--phase build`` before ``browser``. Writes ``bench/results/big_site_bench.json`` (networkx) or
 ``bench/results/big_site_bench_sympy.json`` and prints a table with the bars.
 """
 
