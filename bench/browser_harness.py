@@ -20,12 +20,15 @@ Theory of operation:
   starts at navigation; the time is the page's ``performance.now()`` when the first answered entry
   is in the panel's DOM (while the query model loads, the panel first shows the core's answer
   without the semantic channel, marked ``.ask-partial``); "full" is when the complete answer
-  replaced it. An entry showing an error fails the run. Bytes "to" an answer are those of the
-  requests the server began to answer before it.
+  replaced it. An entry showing an error fails the run. Bytes to the first answer are those of the
+  responses the server had finished writing before it (the downloads still running are listed as
+  in flight; ``bytes_with_in_flight`` counts them whole, an upper bound); bytes to the full answer
+  those of the requests the server began to answer before it.
 * Warm questions: after the warm first answer, each of the questions is asked through the panel
   (``oyaAsk.ask`` of the test hooks, ``bench/ask_test_hooks.js``, which this server answers at
   static/ask/test_hooks.js: no built site holds them): wall time per question (panel rendering included) and the engine's own
-  ``browser_timings_ms.query`` (embed + ranking + the core), p50/p95: nearest-rank
+  ``browser_timings_ms.query`` (embed + ranking + the core), and what the page fetched for each
+  question (bytes, the sharded bundle's ``/shards/`` bytes, requests), p50/p95: nearest-rank
   (``bench.common.percentile``). Until issue 23, p50 was the interpolated median and p95 the value
   at index round(0.95 (n - 1)): for the 30 questions of ``results/browser_bench.json`` (2026-11-27)
   and the 50 of ``big_site_bench.json`` the same p95 as nearest-rank, but each p50 the mean of the
@@ -100,6 +103,7 @@ def load_test_hooks(page: Any) -> None:
 
 
 ANSWERED = ".ask-entry:not(.ask-pending)"
+SHARD_PATH = "/shards/"  # the sharded bundle's folder in a site (oya.site.shards.SHARDS_DIR)
 TIMEOUT_MS = 300_000
 
 
@@ -240,6 +244,33 @@ def serve(site_dir: Path, server: str = "oya", prefix: str = "/") -> Iterator[Se
         thread.join(timeout=5)
 
 
+def kind_of(path: str) -> str:
+    """What a request fetched, for the bytes' breakdown: a shard's kind (``shards:graph``), the
+    runtime's parts, the query model, the site's own scripts and styles, or a page."""
+    name = path.rsplit("/", 1)[-1]
+    if SHARD_PATH in path:
+        return "shards:" + name.split("-", 1)[0]
+    for part, kind in (
+        ("/vendor/pyodide", "pyodide"),
+        ("/vendor/transformers", "transformers+onnxruntime"),
+        ("/vendor/mermaid", "mermaid"),
+        ("/vendor/", "core wheel"),
+        ("/models/", "query model"),
+        ("/static/", "static"),
+        ("/bundle", "whole bundle"),
+    ):
+        if part in path:
+            return kind
+    return "pages"
+
+
+def _by_kind(transfers: list[Transfer]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in transfers:
+        out[kind_of(t.path)] = out.get(kind_of(t.path), 0) + t.bytes
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dict[str, Any]:
     """Bytes and requests answered before the first answer, before the full one, and in the visit.
 
@@ -249,11 +280,16 @@ def summarize(transfers: list[Transfer], first_at: float, full_at: float) -> dic
     ok = [t for t in transfers if t.status < 400]
     top = sorted(ok, key=lambda t: -t.bytes)[:8]
     flying = [t for t in transfers if t.at <= first_at < t.done]
+    done = sum(t.bytes for t in transfers if t.done <= first_at)
     return {
-        "bytes": sum(t.bytes for t in transfers if t.done <= first_at),
+        "bytes": done,
         "requests": sum(1 for t in transfers if t.done <= first_at),
         "in_flight_at_first_answer": [[t.path, t.bytes, round(first_at - t.at, 2)] for t in flying],
+        # an upper bound: the downloads in flight counted whole (their share then is not known here)
+        "bytes_with_in_flight": done + sum(t.bytes for t in flying),
+        "first_answer_by_kind": _by_kind([t for t in transfers if t.done <= first_at]),
         "bytes_to_full_answer": sum(t.bytes for t in transfers if t.at <= full_at),
+        "full_answer_by_kind": _by_kind([t for t in transfers if t.at <= full_at]),
         "bytes_in_visit": sum(t.bytes for t in transfers),
         "requests_in_visit": len(transfers),
         "not_modified": sum(1 for t in transfers if t.status == 304),
@@ -379,16 +415,24 @@ _ASK_TIMED = """async (q) => {
 }"""
 
 
-def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
+def ask_each(page: Any, questions: list[str], wire: WireLog | None = None) -> dict[str, Any]:
     """Every question through the panel (test hooks), one after the other as a reader asks them: the
     next question waits until the previous answer's diagram is drawn (Mermaid renders on the page's
     thread after the answer is shown; asked back to back, one answer's drawing slows the next
-    answer). Ms to the answer shown, to its diagram drawn, and the engine's own ms, p50/p95."""
+    answer). Ms to the answer shown, to its diagram drawn, and the engine's own ms, p50/p95; with
+    the server's ``wire``, the bytes each question made the page fetch (all, and shards)."""
     load_test_hooks(page)
     wall, drawn, engine = [], [], []
-    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python")}
+    fetched: list[list[int]] = []  # per question: bytes, shard bytes, requests
+    parts: dict[str, list[float]] = {k: [] for k in ("embed", "vectors", "python", "shards", "rounds")}
     for q in questions:
+        if wire is not None:
+            wire.take()  # what the page fetched before this question (its hooks, a diagram's parts)
         run = page.evaluate(_ASK_TIMED, q)
+        if wire is not None:
+            got = wire.take()
+            shards = sum(t.bytes for t in got if SHARD_PATH in t.path)
+            fetched.append([sum(t.bytes for t in got), shards, len(got)])
         if run.get("error"):
             raise RuntimeError(f"question {q!r} failed: {run['error']}")
         wall.append(float(run["shown"]))
@@ -405,12 +449,23 @@ def ask_each(page: Any, questions: list[str]) -> dict[str, Any]:
             "max": round(max(xs), 1),
         }
 
+    out: dict[str, Any] = {}
+    if fetched:
+        out["fetched"] = {
+            "bytes": stats([float(b) for b, _, _ in fetched]),
+            "shard_bytes": stats([float(s) for _, s, _ in fetched]),
+            "requests": stats([float(n) for _, _, n in fetched]),
+            "per_question": fetched,
+        }
     return {
+        **out,
         "n": len(questions),
         "panel_ms": stats(wall),  # asked -> the answer shown in the panel
         "diagram_ms": stats(drawn),  # asked -> its diagram drawn too
         "engine_ms": stats(engine),
-        "engine_parts_ms": {k: stats(v) for k, v in parts.items()},  # embed, JS vectors, the core
+        "engine_parts_ms": {
+            k: stats(v) for k, v in parts.items()
+        },  # embed, JS vectors, the core, fetching shards (ms) and its rounds (a count)
     }
 
 
@@ -469,7 +524,7 @@ def measure(
                 run = first_answer(pg, url, questions[0])
                 out["warm"] = {**run, **summarize(served.wire.take(), *run.pop("_at")), "offsite": offsite}
                 if len(questions) > 1:
-                    out["warm_questions"] = ask_each(pg, questions[1:])
+                    out["warm_questions"] = ask_each(pg, questions[1:], served.wire)
                 out["memory"] = memory(pg, ctx, work / "profile")
     finally:
         shutil.rmtree(work, ignore_errors=True)

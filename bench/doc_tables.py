@@ -795,113 +795,100 @@ def browser_warm_questions(res: Results) -> str:
 
 
 def big_site(res: Results) -> str:
-    data = res.json("big_site_bench.json")
-    sizes, groups, budgets = data["sizes"], data["sizes"]["groups"], data["budgets"]
-    browser, same, core = data["browser"], data["same_ranking"], data["pyodide_core"]
-    cold, warm, wq = browser["cold"], browser["warm"], browser["warm_questions"]
-    largest, largest_bytes = sizes["largest_pages"][0]
-    over = "none" if not sizes["pages_over_budget"] else str(len(sizes["pages_over_budget"]))
-    first_mb = cold["bytes"] / 1e6
-    in_flight = cold["in_flight_at_first_answer"]
-    flight = (
-        f"; the query model's {_f(in_flight[0][1] / 1e6, 2)} MB was in flight, not waited for"
-        if in_flight
-        else ""
-    )
-    runs = cold.get("runs_s", [cold["seconds"]])
-    parts = wq["engine_parts_ms"]
-    met = "**met**"
+    """bench/big_site_bench.py on networkx and sympy: one column per corpus, issue 26's bars."""
+    runs = [res.json("big_site_bench.json"), res.json("big_site_bench_sympy.json")]
 
-    def met_if(ok: bool) -> str:
-        return met if ok else "**not met**"
+    def met(value: float, limit: float) -> str:
+        return "" if value <= limit else " **over**"
 
-    rows = [
-        [
-            "site total",
-            f"{_f(sizes['total_mb'], 1)} MB ({_f(groups['total']['gzip'] / 1e6, 1)} MB gzipped) = "
-            f"**{_f(sizes['total_mb_per_1k_lines'], 3)} MB per 1k lines** "
-            f"({_f(sizes['without_runtime_mb_per_1k_lines'], 3)} MB without the fixed runtime and model)",
-            "report",
-        ],
-        [
-            "… pages / bundle / runtime / model, MB (gzipped)",
-            " / ".join(
-                f"{_f(groups[g]['bytes'] / 1e6, 2)} ({_f(groups[g]['gzip'] / 1e6, 2)})"
-                for g in ("pages", "bundle", "runtime", "model")
-            ),
+    def answer(r: dict[str, Any], key: str, full: bool) -> str:
+        cold = r["browser"][key]["cold"]
+        mb = (cold["bytes_to_full_answer"] if full else cold["bytes"]) / 1e6
+        sec = cold["full_answer_seconds"] if full else cold["seconds"]
+        bar = "full_answer_" if full else "first_answer_"
+        return (
+            f"{_f(mb, 2)} MB{met(mb, _BIG_BARS[bar + 'mb'])}, {_f(sec, 2)} s{met(sec, _BIG_BARS[bar + 's'])}"
+        )
+
+    def build(r: dict[str, Any]) -> str:
+        ix, st = r["build"]["index"], r["build"]["site"]
+        return f"index {_f(ix['wall_s'], 0)} s ({_f(ix['cpu_s'], 0)} s CPU), site {_f(st['wall_s'], 0)} s ({_f(st['cpu_s'], 0)} s CPU)"
+
+    def fetched(r: dict[str, Any]) -> str:
+        f = r["browser"]["oya"]["warm_questions"]["fetched"]
+        return f"{_f(f['shard_bytes']['p50'] / 1e3, 0)} / {_f(f['shard_bytes']['p95'] / 1e3, 0)} kB"
+
+    def panel(r: dict[str, Any]) -> str:
+        w = r["browser"]["oya"]["warm_questions"]
+        p95 = w["panel_ms"]["p95"]
+        return f"{_f(w['panel_ms']['p50'], 0)} / {_f(p95, 0)} ms{met(p95, _BIG_BARS['warm_p95_ms'])} ({w['n']} questions)"
+
+    def page(r: dict[str, Any]) -> str:
+        name, n = r["sizes"]["largest_pages"][0]
+        return f"{_f(n / 1e3, 0)} kB{met(n / 1e3, _BIG_BARS['largest_page_kb'])}, {len(r['sizes']['pages_over_budget'])} over"
+
+    def same(r: dict[str, Any]) -> str:
+        k = r["same_ranking"]
+        return f"{k['identical_hits']} / {k['questions']} identical hits, top-10 overlap {_f(k['top10_overlap_mean'], 2)}"
+
+    def core(r: dict[str, Any]) -> str:
+        c = r["pyodide_core"]["warm_cpu_ms"]
+        return f"p50 {_f(c['p50'], 0)}, p95 {_f(c['p95'], 0)} ms"
+
+    def shards(r: dict[str, Any]) -> str:
+        g = r["sizes"]["groups"]
+        return f"{_int(g['shards']['files'])} files, {_f(g['shards']['bytes'] / 1e6, 1)} MB (whole bundle {_f(g['whole_bundle']['bytes'] / 1e6, 1)} MB)"
+
+    rows: list[tuple[str, Callable[[dict[str, Any]], str], str]] = [
+        (
+            "lines / chunks",
+            lambda r: f"{_int(r['build']['counts']['lines'])} / {_int(r['build']['counts']['chunks'])}",
             "",
-        ],
-        [
-            "largest page",
-            f"{_f(largest_bytes / 1000, 0)} kB (`{largest}`), {over} over {_f(budgets['largest_page_kb'], 0)} kB",
-            f"≤ {_f(budgets['largest_page_kb'], 0)} kB",
-        ],
-        [
-            "**bytes to first answer, over the wire, cold**",
-            f"**{_f(first_mb, 2)} MB** ({cold['requests']} requests{flight})",
-            f"≤ {_f(budgets['first_answer_gzip_mb'], 0)} MB: {met_if(first_mb <= budgets['first_answer_gzip_mb'])}",
-        ],
-        [
-            "… the same from the files, each gzipped",
-            f"first answer {_f(sizes['first_answer_gzip_mb'], 2)} MB (Pyodide, core, bundle, mermaid, scripts); "
-            f"full answer {_f(sizes['full_answer_gzip_mb'], 2)} MB (+ model, onnxruntime, transformers.js)",
-            "",
-        ],
-        [
-            "first answer, cold (3 runs) / warm",
-            f"**{_f(cold['seconds'], 2)} s** ({_f(min(runs), 2)}–{_f(max(runs), 2)}) / {_f(warm['seconds'], 2)} s, "
-            f"{_f(warm['bytes'] / 1e6, 2)} MB",
-            "report",
-        ],
-        [
-            "full answer (with the semantic channel), cold / warm",
-            f"{_f(cold['bytes_to_full_answer'] / 1e6, 1)} MB, {_f(cold['full_answer_seconds'], 1)} s / "
-            f"{_f(warm['full_answer_seconds'], 1)} s",
-            "report",
-        ],
-        [
-            f"**warm questions ({wq['n']})**, engine p50 / p95",
-            f"{_f(wq['engine_ms']['p50'], 0)} / **{_f(wq['engine_ms']['p95'], 0)} ms** (parts p50: embed "
-            f"{_f(parts['embed']['p50'], 0)}, JS vectors {_f(parts['vectors']['p50'], 0)}, the core in Pyodide "
-            f"{_f(parts['python']['p50'], 0)})",
-            f"p95 ≤ {_f(budgets['warm_p95_ms'], 0)} ms: {met_if(wq['engine_ms']['p95'] <= budgets['warm_p95_ms'])}",
-        ],
-        [
-            "… the answer shown in the panel, p50 / p95",
-            f"{_f(wq['panel_ms']['p50'], 0)} / **{_f(wq['panel_ms']['p95'], 0)} ms**",
-            met_if(wq["panel_ms"]["p95"] <= budgets["warm_p95_ms"]),
-        ],
-        [
-            "… its diagram drawn too, p50 / p95",
-            f"{_f(wq['diagram_ms']['p50'], 0)} / {_f(wq['diagram_ms']['p95'], 0)} ms",
-            "(drawn after the answer)",
-        ],
-        [
-            "the bundle's core per question (`ask_json`, ranked vectors given), CPU ms",
-            f"CPython p50 {_f(same['core_cpu_ms']['p50'], 1)}, p95 {_f(same['core_cpu_ms']['p95'], 1)}; Pyodide (Node, "
-            f"`bench/pyodide_core_time.mjs`) p50 {_f(core['warm_cpu_ms']['p50'], 1)}, p95 "
-            f"{_f(core['warm_cpu_ms']['p95'], 1)} (first question {_f(core['first_cpu_ms'], 0)})",
-            "",
-        ],
-        [
-            "page JS heap / all Chromium processes PSS",
-            f"{_f(browser['memory']['page_js_heap_mb'], 0)} MB / {_int(browser['memory']['total_pss_mb'])} MB "
-            f"(largest process {_f(browser['memory']['largest_process_pss_mb'], 0)} MB)",
-            "",
-        ],
-        [
-            f"CLI vs browser ranking, {same['questions']} questions",
-            f"identical hit lists {same['identical_hits']}, identical file lists {same['identical_files']}, "
-            f"top-10 overlap {_f(same['top10_overlap_mean'], 2)}; the question's source function in the top 10: "
-            + (
-                f"{same['source_in_top10']['cli']} both"
-                if same["source_in_top10"]["cli"] == same["source_in_top10"]["bundle"]
-                else f"CLI {same['source_in_top10']['cli']}, browser {same['source_in_top10']['bundle']}"
-            ),
-            "same, or measured",
-        ],
+        ),
+        ("build, wall (CPU)", build, "within its time"),
+        ("shards in the site", shards, ""),
+        ("largest page", page, "≤ 300 kB"),
+        ("**first answer**, cold, `oya serve`", lambda r: answer(r, "oya", False), "≤ 6 MB, ≤ 6 s"),
+        (
+            "… plain static server, site under /wiki/",
+            lambda r: answer(r, "plain_subpath", False),
+            "≤ 6 MB, ≤ 6 s",
+        ),
+        ("**full (semantic) answer**, cold, `oya serve`", lambda r: answer(r, "oya", True), "≤ 8 MB, ≤ 8 s"),
+        (
+            "… plain static server, site under /wiki/",
+            lambda r: answer(r, "plain_subpath", True),
+            "≤ 8 MB, ≤ 8 s",
+        ),
+        ("**warm question**, panel p50 / p95", panel, "p95 ≤ 300 ms (the big one)"),
+        ("… shard bytes a new question fetched, p50 / p95", fetched, ""),
+        ("CLI vs sharded core (CPython)", same, "same, or measured"),
+        ("the core under Pyodide (Node), warm CPU", core, ""),
     ]
-    return _table(["", "measured", "budget"], rows)
+    out = [[name, *(f(r) for r in runs), bar] for name, f, bar in rows]
+    sc = runs[1].get("scaling") or runs[0].get("scaling")
+    if sc:
+        out.append(
+            [
+                "first-answer bytes, sympy / networkx (cold, `oya serve`)",
+                "",
+                f"{_f(sc['first_answer_bytes_ratio'], 2)}× for {_f(sc['lines_ratio'], 2)}× the lines: "
+                f"{_f(sc['per_4x'], 2)}× per 4×{met(sc['per_4x'], _BIG_BARS['first_answer_growth_4x'])}",
+                "≤ 1.3× per 4×",
+            ]
+        )
+    return _table(["", "networkx", "sympy", "bar (issue 26)"], out)
+
+
+_BIG_BARS = {
+    "first_answer_mb": 6.0,
+    "first_answer_s": 6.0,
+    "full_answer_mb": 8.0,
+    "full_answer_s": 8.0,
+    "warm_p95_ms": 300.0,
+    "largest_page_kb": 300.0,
+    "first_answer_growth_4x": 1.3,
+}
 
 
 def lang_parse(res: Results) -> str:
@@ -1043,7 +1030,7 @@ TABLES: dict[str, Table] = {
         Table("site_sizes", ("site_bench.json",), site_sizes),
         Table("browser_first_answer", ("browser_bench.json",), browser_first_answer),
         Table("browser_warm_questions", ("browser_bench.json",), browser_warm_questions),
-        Table("big_site", ("big_site_bench.json",), big_site),
+        Table("big_site", ("big_site_bench.json", "big_site_bench_sympy.json"), big_site),
         Table("lang_parse", ("lang_bench.md",), lang_parse),
         Table("secret_scan", ("secret_bench.json",), secret_scan),
         Table("site_build", ("site_build_bench.json",), site_build),

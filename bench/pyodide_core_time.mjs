@@ -1,11 +1,13 @@
 // The core's cost per question under real Pyodide (the browser's interpreter) in Node, in CPU time:
 // what the engine worker's "python" step costs, whatever else the machine runs (bench/big_site_bench.py).
 //
-// Usage: node pyodide_core_time.mjs --pyodide <node_modules/pyodide> --repo <repo root> --bundle <site/bundle>
+// Usage: node pyodide_core_time.mjs --pyodide <node_modules/pyodide> --repo <repo root>
+//        --shards <the site's shard folder> --manifest <the shard manifest's name>
 //        --requests <file: JSON list of ask_json requests {question, vector, ranked}>
 // Prints one JSON object: {load_ms, cpu_ms: [...], wall_ms: [...]} (one entry per request, in order).
-// The repo and the bundle are mounted read-only-in-spirit with NODEFS; the worker's own call is used:
-// oya.core.bundle.load_bundle, then ask_json per request, the JSON string in and out.
+// The repo and the shard folder are mounted read-only-in-spirit with NODEFS; the worker's own calls
+// are used: oya.core.shards.open_shards (over a folder fetcher: every shard is there, so no round
+// of ShardsMissing), then ask_json per request, the JSON string in and out.
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -14,12 +16,13 @@ function parseArgs(argv) {
   const opts = {};
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "");
-    if (!["pyodide", "repo", "bundle", "requests"].includes(key) || i + 1 >= argv.length) {
+    if (!["pyodide", "repo", "shards", "manifest", "requests"].includes(key) || i + 1 >= argv.length) {
       throw new Error(`unknown or incomplete argument: ${argv[i]}`);
     }
-    opts[key] = path.resolve(argv[i + 1]);
+    opts[key] = key === "manifest" ? argv[i + 1] : path.resolve(argv[i + 1]);
   }
-  for (const key of ["pyodide", "repo", "bundle", "requests"]) if (!opts[key]) throw new Error(`missing --${key}`);
+  if (!/^manifest-[0-9a-f]{16}\.json\.gz$/.test(opts.manifest || "")) throw new Error("--manifest: not a shard manifest name");
+  for (const key of ["pyodide", "repo", "shards", "manifest", "requests"]) if (!opts[key]) throw new Error(`missing --${key}`);
   return opts;
 }
 
@@ -36,7 +39,7 @@ const pyodide = await loadPyodide({
 });
 for (const [host, mount] of [
   [opts.repo, "/repo"],
-  [opts.bundle, "/bundle"],
+  [opts.shards, "/shards"],
 ]) {
   pyodide.FS.mkdirTree(mount);
   pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: host }, mount);
@@ -46,8 +49,10 @@ pyodide.runPython(`
 import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, "/repo")
-from oya.core.bundle import ask_json, load_bundle
-OYA_BUNDLE = load_bundle("/bundle")
+from oya.core.bundle import ask_json
+from oya.core.shard_store import folder_fetch
+from oya.core.shards import open_shards
+OYA_BUNDLE = open_shards(folder_fetch("/shards"), "${opts.manifest}")
 `);
 const askJson = pyodide.runPython("lambda request: ask_json(OYA_BUNDLE, request)");
 const loadMs = performance.now() - t0;
