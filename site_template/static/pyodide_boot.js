@@ -63,7 +63,9 @@ export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" 
   const purelib = pyodide.runPython(SITE_PACKAGES);
   pyodide.unpackArchive(wheel, "wheel", { extractDir: purelib });
   try {
-    pyodide.runPython(`import sys\nsys.path_importer_cache.pop(${SITE_PACKAGES}, None)\nimport oya.core`);
+    pyodide.runPython(`import sys
+sys.path_importer_cache.pop(${SITE_PACKAGES}, None)
+import oya.core`);
     mark("core-imported");
   } catch (err) {
     throw new Error(`The oya core wheel from ${wheelHref} installed but 'import oya.core' failed: ${err.message}`);
