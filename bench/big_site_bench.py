@@ -81,6 +81,7 @@ from bench.common import BENCH_DIR, CACHE_DIR, RESULTS, ROOT, load_avg, machine,
 from bench.corpus import fetch_project
 from bench.site_bench import group_of
 from oya.core.shard_store import Fetch, ShardStore, folder_fetch
+from oya.core.shards import open_shards
 from oya.site.assets import site_file
 
 SHARED_CACHE = CACHE_DIR / "big_site_cache"
@@ -240,10 +241,18 @@ class Shards:
         return cls(site_file(site, "bundle/") / listed["path"], listed["manifest"])
 
     def tables(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The shard manifest and the graph shard, decoded."""
-        store = ShardStore(folder_fetch(self.folder))
-        doc = store.table(self.manifest)
-        return doc, store.table(doc["graph"])
+        """The shard manifest, decoded, and the graph's nodes as columns (``id``, ``kind``,
+        ``docstring``: the details every ``nodes-*`` shard holds, through the core's own reader)."""
+        doc = ShardStore(folder_fetch(self.folder)).table(self.manifest)
+        graph = open_shards(folder_fetch(self.folder), self.manifest).graph
+        graph.load_details(list(graph.nodes))
+        nodes = list(graph.nodes.values())
+        columns = {
+            "id": [n.id for n in nodes],
+            "kind": [n.kind for n in nodes],
+            "docstring": [n.docstring for n in nodes],
+        }
+        return doc, {"nodes": columns}
 
 
 class CountingFetch:

@@ -794,6 +794,25 @@ def browser_warm_questions(res: Results) -> str:
     return _table([f"{warm['n']} warm questions, `oya serve`, ms", "p50", "p95"], rows)
 
 
+def shard_bytes(res: Results) -> str:
+    """bench/shard_bench.py: what opening the sharded bundle costs and what a question adds."""
+    rows = [
+        "| index | lines / chunks | opening (manifest + graph) | a question adds, median (max) | rounds, median (max) | the core, CPython ms, median (max) | same as the whole bundle |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in res.json("shard_bench.json")["indexes"]:
+        folder = Path(r["index"]).parent.name if Path(r["index"]).name == "out" else Path(r["index"]).name
+        name = {"big_site": "networkx", "big_site_sympy": "sympy"}.get(folder, folder)  # big_site_bench's
+        q, rd, ms = r["question_bytes"], r["rounds"], r["core_ms"]
+        rows.append(
+            f"| {name} | {r['lines']:,} / {r['chunks']:,} "
+            f"| {_f(r['open_bytes'] / 1e6, 2)} MB ({_f(r['manifest_bytes'] / 1e6, 2)} + {_f(r['graph_bytes'] / 1e6, 2)}) "
+            f"| {_f(q['median'] / 1e3, 0)} kB ({_f(q['max'] / 1e3, 0)}) | {_f(rd['median'], 0)} ({rd['max']}) "
+            f"| {_f(ms['median'], 0)} ({_f(ms['max'], 0)}) | {r['same_as_whole']} / {r['questions']} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 def big_site(res: Results) -> str:
     """bench/big_site_bench.py on networkx and sympy: one column per corpus, issue 26's bars."""
     runs = [res.json("big_site_bench.json"), res.json("big_site_bench_sympy.json")]
@@ -1031,6 +1050,7 @@ TABLES: dict[str, Table] = {
         Table("browser_first_answer", ("browser_bench.json",), browser_first_answer),
         Table("browser_warm_questions", ("browser_bench.json",), browser_warm_questions),
         Table("big_site", ("big_site_bench.json", "big_site_bench_sympy.json"), big_site),
+        Table("shard_bytes", ("shard_bench.json",), shard_bytes),
         Table("lang_parse", ("lang_bench.md",), lang_parse),
         Table("secret_scan", ("secret_bench.json",), secret_scan),
         Table("site_build", ("site_build_bench.json",), site_build),
