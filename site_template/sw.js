@@ -8,6 +8,9 @@
 //   the root as its scope, a URL computed from the page's own relative path to the root, so a site under
 //   a sub-path (/team/wiki/) controls only /team/wiki/. The browser re-reads sw.js on navigation; a
 //   build that changed what readers fetch has another id, so its worker installs and takes over at once.
+//   A worker takes over the open pages as soon as it is active (clients.claim): on a first visit,
+//   what the page fetches from then on (the Ask runtime, loaded on the first question) is kept; what
+//   it fetched before (the page itself) is kept the next time it is fetched.
 // * What it answers (route()): only GET requests for a URL under the scope; anything else (another
 //   origin, a POST, a range request, this file) is left to the browser, never cached.
 //   - "hashed": a URL under one of this build's content-hashed names names one content forever:
@@ -129,8 +132,13 @@ if (typeof ServiceWorkerGlobalScope !== "undefined" && self instanceof ServiceWo
     event.waitUntil(caches.open(cacheName).then((cache) => cache.put(key, copy)).catch(() => {}));
   };
 
+  // A cached answer, or undefined; storage that cannot be read (disabled, evicted) is a miss, so the
+  // site never fails online for its cache's sake.
+  const lookup = (cacheName, key) =>
+    caches.open(cacheName).then((cache) => cache.match(key, MATCH)).catch(() => undefined);
+
   const cacheFirst = async (event, key) => {
-    const hit = await caches.open(names.files).then((cache) => cache.match(key, MATCH));
+    const hit = await lookup(names.files, key);
     if (hit) return hit;
     const response = await fetch(event.request);
     keep(event, names.files, key, response);
@@ -142,7 +150,7 @@ if (typeof ServiceWorkerGlobalScope !== "undefined" && self instanceof ServiceWo
     try {
       response = await fetch(event.request);
     } catch (err) {
-      const hit = await caches.open(names.pages).then((cache) => cache.match(key, MATCH));
+      const hit = await lookup(names.pages, key);
       if (hit) return hit;
       if (how === "page") return offlinePage(scope);
       throw err;
@@ -151,20 +159,21 @@ if (typeof ServiceWorkerGlobalScope !== "undefined" && self instanceof ServiceWo
     return response;
   };
 
+  // This scope's earlier builds' caches, and the hashed names this build no longer ships.
+  const cleanUp = async () => {
+    for (const name of staleCaches(await caches.keys(), scope, BUILD.id)) await caches.delete(name);
+    const files = await caches.open(names.files);
+    for (const request of await files.keys()) {
+      const rel = below(request.url, scope);
+      if (rel === null || !isHashed(rel, BUILD.hashed)) await files.delete(request);
+    }
+  };
+
   self.addEventListener("install", () => self.skipWaiting());
 
+  // the page that registered this worker is served by it from now on (clients.claim), cleaned up or not
   self.addEventListener("activate", (event) => {
-    event.waitUntil(
-      (async () => {
-        for (const name of staleCaches(await caches.keys(), scope, BUILD.id)) await caches.delete(name);
-        const files = await caches.open(names.files);
-        for (const request of await files.keys()) {
-          const rel = below(request.url, scope);
-          if (rel === null || !isHashed(rel, BUILD.hashed)) await files.delete(request);
-        }
-        await self.clients.claim(); // the page that registered this worker is served by it from now on
-      })(),
-    );
+    event.waitUntil(cleanUp().catch(() => {}).then(() => self.clients.claim()));
   });
 
   self.addEventListener("fetch", (event) => {

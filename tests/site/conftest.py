@@ -177,13 +177,16 @@ def browser_page(playwright_instance: Any, tmp_path: Path) -> Iterator[BrowserPa
     """A fresh (cold-cache) headless Chromium page that can reach only 127.0.0.1.
 
     Every request elsewhere is aborted and recorded; the test fails if any happened. The Ask panel's
-    test hooks can be imported (``bench.browser_harness.load_test_hooks``).
+    test hooks can be imported (``bench.browser_harness.load_test_hooks``). The site's service worker
+    is blocked: a request it answers reaches neither these routes (the test hooks) nor the server's
+    log the tests read; test_offline.py and test_hosting.py run the site with it.
     """
     context = playwright_instance.chromium.launch_persistent_context(
         str(tmp_path / "profile"),
         executable_path=find_chromium(),
         headless=True,
         args=CHROMIUM_ARGS,
+        service_workers="block",
     )
     result = BrowserPage(page=None)
     context.route("**/*", partial(_route_offline, result.blocked))
