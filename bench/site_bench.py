@@ -271,8 +271,12 @@ def measure_browser(
         for run in range(max(cold_runs, 1)):
             # a fresh profile each time: nothing cached, a new Chromium (cold as a first visit)
             shutil.rmtree(profile, ignore_errors=True)
-            ctx = p.chromium.launch_persistent_context(
-                str(profile), executable_path=find_chromium(), headless=True, args=CHROMIUM_ARGS
+            ctx = p.chromium.launch_persistent_context(  # sw.js would answer past the routing
+                str(profile),
+                executable_path=find_chromium(),
+                headless=True,
+                args=CHROMIUM_ARGS,
+                service_workers="block",
             )
             try:
                 ctx.route("**/*", route)
