@@ -80,6 +80,7 @@ from bench.browser_harness import warm_line
 from bench.common import BENCH_DIR, CACHE_DIR, RESULTS, ROOT, load_avg, machine, percentile, write_json
 from bench.corpus import fetch_project
 from bench.site_bench import group_of
+from oya.core.results import page_url
 from oya.core.shard_store import Fetch, ShardStore, folder_fetch
 from oya.core.shards import open_shards
 from oya.site.assets import site_file
@@ -297,7 +298,7 @@ def first_page(doc: dict[str, Any]) -> str:
     counts: dict[int, int] = {}
     for p in doc["chunks"]["path"]:
         counts[p] = counts.get(p, 0) + 1
-    return str(doc["pages"][max(counts, key=lambda p: (counts[p], -p))])
+    return page_url(doc["paths"][max(counts, key=lambda p: (counts[p], -p))])  # the core's formula
 
 
 # -- sizes --------------------------------------------------------------------------------------
@@ -352,7 +353,6 @@ def same_ranking(
 ) -> dict[str, Any]:
     """The CLI's retrieval against the sharded bundle's core, question by question, with one question
     vector. Appends to ``requests`` what the browser's worker would send the core for each question."""
-    from oya.core.shards import open_shards
     from oya.query.searcher import Searcher
 
     fetch = CountingFetch(shards.folder)
