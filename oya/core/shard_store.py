@@ -37,7 +37,7 @@ def term_bucket(term: str, buckets: int) -> int:
 def deltas(values: Sequence[int]) -> list[int]:
     """``values`` as differences from the previous one (the first from 0): sorted or clustered
     positions gzip several times smaller so (``undelta`` reads them)."""
-    return [b - a for a, b in zip([0, *values[:-1]], values, strict=True)]
+    return [b - a for a, b in zip([0, *values][: len(values)], values, strict=True)]
 
 
 def undelta(diffs: Sequence[int]) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -104,8 +105,8 @@ def _site(index_dir: Path, site: Path) -> dict[str, object]:
 
 def _site_files(site: Path, built_at: str) -> dict[str, bytes]:
     """Every file of the site; blanked: the index's build time (on the overview page, so in its
-    key, and in the manifest: the only places a build's moment shows) and how many pages were
-    rendered or reused."""
+    key and in the service worker's build id, and in the manifest: the only places a build's moment
+    shows) and how many pages were rendered or reused."""
     out = {}
     for p in sorted(site.rglob("*")):
         if p.is_file():
@@ -124,6 +125,8 @@ def _site_files(site: Path, built_at: str) -> dict[str, bytes]:
                 keys = json.loads(data)
                 keys["pages"].pop("index.html")
                 data = json.dumps(keys, sort_keys=True).encode()
+            if rel == "sw.js":  # its build id digests pages.json, the overview page's key with it
+                data = re.sub(rb'"id": "[0-9a-f]+"', b'"id": "BUILD_ID"', data)
             out[rel] = data.replace(built_at.encode(), b"BUILT_AT")
     return out
 

@@ -27,7 +27,7 @@ from oya.core.channels import BM25Channel
 from oya.core.query import plan_query
 from oya.core.records import Chunk
 from oya.core.shard_graph import ShardedCodeGraph, decode_sharded_graph
-from oya.core.shard_store import ShardsMissing, ShardStore, folder_fetch, term_bucket, undelta
+from oya.core.shard_store import ShardsMissing, ShardStore, deltas, folder_fetch, term_bucket, undelta
 from oya.core.shards import open_shards
 from oya.site.assets import site_file
 from oya.site.build import render_wiki_pages, write_wiki_site
@@ -197,6 +197,11 @@ def test_node_details_come_only_for_the_nodes_an_answer_shows(
         assert shown <= asked, q
         fetched_any += bool(fetched) and bool(out["answer"]["items"])
     assert fetched_any >= 5
+
+
+@pytest.mark.parametrize("values", [[], [7], [0, 1, 2, 3], [5, -1, -1, 9, 2], [3, 3, 3]])
+def test_deltas_read_back(values: list[int]) -> None:
+    assert undelta(deltas(values)) == values
 
 
 def test_the_graph_shard_keeps_ids_and_qualified_names_of_any_form() -> None:
