@@ -339,16 +339,17 @@ def chromium_pss_mb(profile: Path) -> dict[str, float]:
 
 @contextmanager
 def browser(playwright: Any, profile: Path, network: Network | None) -> Iterator[tuple[Any, Any, list[str]]]:
-    """A Chromium on ``profile``: (context, page, offsite requests seen), throttled when ``network``."""
+    """A Chromium on ``profile``: (context, page, offsite requests seen), throttled when ``network``.
+
+    Throttled, service workers are blocked: the throttling (CDP, per target) does not reach a
+    service worker's fetches, and the site's sw.js would fetch part of the visit unthrottled."""
     offsite: list[str] = []
-    # service workers blocked: the throttling (CDP, per target) does not reach a service worker's
-    # fetches, and the site's sw.js would otherwise fetch part of the visit unthrottled
     ctx = playwright.chromium.launch_persistent_context(
         str(profile),
         executable_path=find_chromium(),
         headless=True,
         args=CHROMIUM_ARGS,
-        service_workers="block",
+        service_workers="block" if network is not None else "allow",
     )
     try:
         ctx.on("request", lambda r: _note_offsite(offsite, r.url))
