@@ -28,7 +28,7 @@ from oya.core.fusion import Fused, fuse
 from oya.core.graph import CodeGraph, Subgraph
 from oya.core.kinds import code_first, first_line, mentions_tests, unnamed_copies
 from oya.core.query import QueryPlan
-from oya.core.records import Node
+from oya.core.records import Chunk, Node
 from oya.core.results import ChannelReport, Context, FileHit, Hit
 from oya.core.scope import names_scope, scope_words
 
@@ -225,8 +225,8 @@ def _connected_hits(q: Query, c: Candidates, expanded: list[str]) -> list[Hit]:
     want = [cids[0] for n in expanded for cids in [by_node.get(n, [])] if cids]
     # the connected chunks and the details of the nodes the answer will show, in one round
     shown = [n.id for n in c.subgraph.nodes] + [h.chunk.node_id for h in c.hits if h.chunk.node_id]
-    fetched_together(lambda: q.corpus.get_chunks(want), lambda: q.graph.load_details(shown))
-    got = q.corpus.get_chunks(want)
+    got: dict[str, Chunk] = {}
+    fetched_together(lambda: got.update(q.corpus.get_chunks(want)), lambda: q.graph.load_details(shown))
     hit_ids = {h.chunk.id for h in c.hits}
     # dedup against what is in the context, not the whole fused pool: a chunk the channels
     # ranked below the hits is still connected code worth showing
