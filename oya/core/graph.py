@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from oya.core.name_index import PREFIX, NameIndex
 from oya.core.records import Edge, Node
-from oya.core.tokenize import split_identifier, token_set
+from oya.core.tokenize import split_identifier
 
 # How much each kind of edge is worth following when the context has room for few nodes.
 EDGE_WEIGHTS: dict[str, float] = {"calls": 1.0, "inherits": 0.9, "imports": 0.6, "contains": 0.7}
@@ -42,7 +43,6 @@ class Subgraph:
     truncated: int = 0  # candidates left out by the node cap
 
 
-PREFIX = 5  # letters a name token and a question word must share to meet by prefix
 PREFIX_CREDIT = 0.75  # a prefix meeting counts this much of an exact one
 
 
@@ -60,19 +60,17 @@ def prefix_match_words(a: str, b: str) -> bool:
 
 
 class CodeGraph:
-    __slots__ = ("nodes", "edges", "_adj", "_name_index", "_path_index", "_prefix_index", "_node_tokens")
+    __slots__ = ("nodes", "edges", "_adj", "_names")
 
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
         self.nodes: dict[str, Node] = {n.id: n for n in nodes}
-        self.edges: list[Edge] = [e for e in edges if e.source in self.nodes and e.target in self.nodes]
+        kept = [e for e in edges if e.source in self.nodes and e.target in self.nodes]
+        self.edges: list[Edge] = kept
         self._adj: dict[str, list[tuple[str, Edge]]] = {}
-        for e in self.edges:
+        for e in kept:
             self._adj.setdefault(e.source, []).append((e.target, e))
             self._adj.setdefault(e.target, []).append((e.source, e))
-        self._name_index: dict[str, list[str]] | None = None
-        self._path_index: dict[str, list[str]] | None = None
-        self._prefix_index: dict[str, list[str]] | None = None
-        self._node_tokens: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None
+        self._names: NameIndex | None = None  # built by the first question (match_names)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -148,31 +146,10 @@ class CodeGraph:
         )
 
     # -- graph channel ------------------------------------------------------------------
-    def _tokens(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-        if self._node_tokens is None:
-            table: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-            names: dict[str, list[str]] = {}
-            by_path: dict[str, list[str]] = {}
-            prefixes: dict[str, list[str]] = {}
-            words: dict[str, frozenset[str]] = {}
-            path_toks: dict[str, frozenset[str]] = {}
-            for node in self.nodes.values():
-                name_toks = token_set(node.name, words)
-                # tokens never span the space: those of "qualname path" are the qualname's and the path's
-                if node.path not in path_toks:
-                    path_toks[node.path] = token_set(node.path, words)
-                ctx_toks = token_set(node.qualname, words) | path_toks[node.path]
-                table[node.id] = (name_toks, ctx_toks)
-                for t in name_toks | {node.name.lower()}:
-                    names.setdefault(t, []).append(node.id)
-                by_path.setdefault(node.path, []).append(node.id)
-                for p in {t[:PREFIX] for t in name_toks if len(t) >= PREFIX and t[:PREFIX].isalpha()}:
-                    prefixes.setdefault(p, []).append(node.id)
-            self._node_tokens = table
-            self._name_index = names
-            self._path_index = by_path
-            self._prefix_index = prefixes
-        return self._node_tokens
+    def _index(self) -> NameIndex:
+        if self._names is None:
+            self._names = NameIndex(self.nodes.values())
+        return self._names
 
     def _name_candidates(
         self,
@@ -189,20 +166,19 @@ class CodeGraph:
         whatever their names, become candidates. Same result as scoring every node, far fewer
         nodes (a 10 kB traceback names dozens of paths and hundreds of words).
         """
-        table = self._tokens()
-        names = self._name_index or {}
+        index = self._index()
+        nodes = self.nodes
         candidates: set[str] = set()
         for t in q:
-            candidates.update(names.get(t, ()))
+            candidates.update(index.by_token(t))
         for t in exact - q:  # named exactly (+3), yet sharing only context tokens with the question
-            candidates.update(n for n in names.get(t, ()) if table[n][1] & q)
-        prefixes = self._prefix_index or {}
+            candidates.update(n for n in index.by_token(t) if index.context_tokens(nodes[n]) & q)
         for p in words:
-            candidates.update(prefixes.get(p, ()))
+            candidates.update(index.by_prefix(p))
         if wanted:
-            for path, ids in (self._path_index or {}).items():
+            for path, ids in index.paths().items():
                 if _path_wanted(path, wanted, path_wanted):
-                    candidates.update(n for n in ids if table[n][1] & q)
+                    candidates.update(n for n in ids if index.context_tokens(nodes[n]) & q)
         return candidates
 
     def match_names(
@@ -220,7 +196,7 @@ class CodeGraph:
         long prefix with a question word: questions name the noun ("expansion", "embedding",
         "connection"), code the verb (``expand``, ``embed``, ``connect``).
         """
-        table = self._tokens()
+        index = self._index()
         q = set(query_tokens)
         exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers}
         exact |= {t for t in q if "_" in t}
@@ -235,7 +211,7 @@ class CodeGraph:
         scores: list[tuple[str, float]] = []
         for node_id in candidates:
             node = self.nodes[node_id]
-            name_toks, ctx_toks = table[node_id]
+            name_toks = index.name_tokens(node)
             if not name_toks:
                 continue
             hits: float = len(name_toks & q)
@@ -246,6 +222,7 @@ class CodeGraph:
                     if any(prefix_match_words(n, w) for w in words.get(n[:PREFIX], ()))
                 )
             name_cover = hits / len(name_toks)
+            ctx_toks = index.context_tokens(node)
             ctx_cover = len(ctx_toks & q) / max(len(ctx_toks), 1)
             score = 2.0 * name_cover + 0.5 * ctx_cover
             if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:

@@ -22,7 +22,7 @@ from typing import Any
 
 from oya.core.bundle_format import BundleError, column, get_table, rows
 from oya.core.graph import CodeGraph
-from oya.core.records import Edge, Node
+from oya.core.records import EDGE_KINDS, Edge, Node
 from oya.core.shard_store import ShardStore, check_name, undelta
 
 # the graph shard's node columns (every question reads them) and a nodes shard's (an answer's nodes)
@@ -50,13 +50,46 @@ def _qualname(name: str, scope: str | None) -> str:
     return name if scope is None else f"{scope}.{name}"
 
 
+class _EdgeColumns:
+    """The graph shard's edges as columns (endpoints by node position), an ``Edge`` made when a
+    walk first reaches it and kept, so both ends see the same object (``expand`` takes the edges
+    among its nodes by identity): opening sympy's 172k edges as records took 0.4 s in CPython."""
+
+    __slots__ = ("ids", "sources", "targets", "kinds", "confidences", "_made")
+
+    def __init__(
+        self, ids: Sequence[str], sources: list[int], targets: list[int], kinds: list[str], confs: list[Any]
+    ) -> None:
+        if any(not 0 <= p < len(ids) for p in (*sources[:1], *sources[-1:], *targets)):
+            raise BundleError("an edge of the graph shard names a node position out of range")
+        self.ids, self.sources, self.targets, self.kinds, self.confidences = (
+            ids,
+            sources,
+            targets,
+            kinds,
+            confs,
+        )
+        self._made: dict[int, Edge] = {}
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def edge(self, i: int) -> Edge:
+        e = self._made.get(i)
+        if e is None:
+            ids = self.ids
+            e = self._made[i] = Edge(
+                ids[self.sources[i]], ids[self.targets[i]], self.kinds[i], float(self.confidences[i])
+            )
+        return e
+
+
 class _Adjacency(dict[str, list[tuple[str, Edge]]]):
     """Each node's ``(other end, edge)`` list as ``CodeGraph`` builds it (edges in order, listed
     under both ends), made when first asked for: a question walks a few hundred of 34k nodes."""
 
-    def __init__(self, node_ids: Sequence[str], pos: Mapping[str, int], edges: Sequence[Edge]) -> None:
+    def __init__(self, pos: Mapping[str, int], edges: _EdgeColumns) -> None:
         super().__init__()
-        self._node_ids = node_ids
         self._pos = pos
         self._edges = edges
         self._incident: list[list[int]] | None = None
@@ -68,29 +101,28 @@ class _Adjacency(dict[str, list[tuple[str, Edge]]]):
         if p is None:
             return default
         if self._incident is None:
-            incident: list[list[int]] = [[] for _ in self._node_ids]
-            for i, e in enumerate(self._edges):
-                incident[self._pos[e.source]].append(i)
-                incident[self._pos[e.target]].append(i)  # a self-loop is listed twice, as CodeGraph does
+            incident: list[list[int]] = [[] for _ in self._pos]
+            for i, (s, t) in enumerate(zip(self._edges.sources, self._edges.targets, strict=True)):
+                incident[s].append(i)
+                incident[t].append(i)  # a self-loop is listed twice, as CodeGraph does
             self._incident = incident
-        edges = self._edges
-        entries = [
-            (e.target if e.source == node_id else e.source, e) for e in (edges[i] for i in self._incident[p])
-        ]
+        edge = self._edges.edge
+        entries = [(e.target if e.source == node_id else e.source, e) for e in map(edge, self._incident[p])]
         self[node_id] = entries
         return entries
 
 
 class ShardedCodeGraph(CodeGraph):
     """A ``CodeGraph`` whose nodes' lines, signatures and docstrings arrive by ``nodes`` shard, and
-    whose adjacency is built node by node."""
+    whose adjacency is built node by node from the edge columns (``edges``, the whole list, is
+    made only when read: the browser never reads it)."""
 
-    __slots__ = ("_store", "_order", "_pos", "_first", "_names", "_loaded", "_pending")
+    __slots__ = ("_store", "_order", "_pos", "_first", "_names_of_shards", "_loaded", "_pending", "_columns")
 
     def __init__(
         self,
         nodes: Sequence[Node],
-        edges: Sequence[Edge],
+        edges: _EdgeColumns,
         store: ShardStore,
         detail_first: Sequence[int],
         detail_names: Sequence[str],
@@ -98,19 +130,30 @@ class ShardedCodeGraph(CodeGraph):
         super().__init__(nodes, ())
         self._order = [n.id for n in nodes]
         self._pos = {nid: i for i, nid in enumerate(self._order)}
-        self.edges = list(edges)  # both ends known: decode_sharded_graph made them from node positions
-        self._adj = _Adjacency(self._order, self._pos, self.edges)
+        self._columns = edges
+        self._adj = _Adjacency(self._pos, edges)
         self._store = store
         self._first = list(detail_first)
-        self._names = list(detail_names)
+        self._names_of_shards = list(detail_names)
         self._loaded: set[int] = set()
         self._pending: dict[int, tuple[Any, ...]] = {}  # fetched details not yet put in their node
+
+    @property
+    def edges(self) -> list[Edge]:
+        return [self._columns.edge(i) for i in range(len(self._columns))]
+
+    @edges.setter
+    def edges(self, value: list[Edge]) -> None:
+        if value:  # CodeGraph.__init__ sets the (empty) list it was given; the columns hold the edges
+            raise AttributeError("a sharded graph's edges come from its shard")
 
     def load_details(self, node_ids: Sequence[str]) -> None:
         positions = [self._pos[n] for n in node_ids if n in self._pos]
         need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
         # all in one round; a shard counts as loaded only once its rows are in
-        for shard, table in zip(need, self._store.tables([self._names[s] for s in need]), strict=True):
+        for shard, table in zip(
+            need, self._store.tables([self._names_of_shards[s] for s in need]), strict=True
+        ):
             first = self._first[shard]
             end = self._first[shard + 1] if shard + 1 < len(self._first) else len(self._order)
             for offset, row in enumerate(rows(table, NODE_DETAIL_COLUMNS, end - first)):
@@ -151,12 +194,10 @@ def decode_sharded_graph(
     et = get_table(graph_doc, "edges")
     n_edges = len(column(et, "target", None))
     sources = undelta(column(et, "source", n_edges))  # sorted: shipped as differences
-    edges = [
-        Edge(node_ids[s], node_ids[t], kind, float(conf))
-        for s, t, kind, conf in zip(
-            sources, *(column(et, c, n_edges) for c in EDGE_SHARD_COLUMNS[1:]), strict=True
-        )
-    ]
+    targets, kinds, confs = (column(et, c, n_edges) for c in EDGE_SHARD_COLUMNS[1:])
+    if any(k not in EDGE_KINDS for k in set(kinds)):
+        raise BundleError("an edge of the graph shard has an unknown kind")
+    edges = _EdgeColumns(node_ids, sources, targets, kinds, confs)
     first = undelta(column(details, "first", None))
     if n and first[:1] != [0]:
         raise BundleError("the first nodes shard does not start at node 0")

@@ -84,7 +84,7 @@ from oya.core.bundle_format import (
     decode_vectors,
     get_table,
 )
-from oya.core.channels import ChunkMaps, chunks_by_node
+from oya.core.channels import ChunkMaps
 from oya.core.records import Chunk
 from oya.core.results import page_url
 from oya.core.shard_graph import decode_sharded_graph
@@ -152,8 +152,14 @@ class ShardedCorpus(ChunkMaps):
         node_ids: list[str],
         origins: Mapping[str, str],
     ) -> None:
-        # chunks come in (path, start line, id) order: a chunk's position orders it as its start line would
-        by_node = chunks_by_node(zip(chunk_paths, range(len(ids)), ids, chunk_nodes, strict=True))
+        # chunks come in (path, start line, id) order: a chunk's position orders it as its start line
+        # would, so each node's chunks are listed in position order (chunks_by_node's order, unsorted)
+        if any(a > b for a, b in zip(chunk_paths, chunk_paths[1:], strict=False)):
+            raise BundleError("the manifest's chunks are not in path order")
+        by_node: dict[str, list[str]] = {}
+        for cid, node in zip(ids, chunk_nodes, strict=True):
+            if node:
+                by_node.setdefault(node, []).append(cid)
         super().__init__(dict(zip(ids, chunk_paths, strict=True)), by_node, origins)
         self._store = store
         self._ids = list(ids)

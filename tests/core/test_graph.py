@@ -266,15 +266,17 @@ def _match_names_by_scanning(
     g: CodeGraph, q_tokens: list[str], identifiers: list[str], paths: list[str]
 ) -> list:
     """The graph channel's first implementation: every node sharing any token is a candidate."""
-    from oya.core.tokenize import split_identifier
+    from oya.core.tokenize import split_identifier, tokenize
 
-    table = g._tokens()
     q = set(q_tokens)
     exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers} | {t for t in q if "_" in t}
     wanted = [p.replace("\\", "/").lstrip("./") for p in paths]
     out = []
     for node_id, node in g.nodes.items():
-        name_toks, ctx_toks = table[node_id]
+        name_toks, ctx_toks = (
+            frozenset(tokenize(node.name)),
+            frozenset(tokenize(f"{node.qualname} {node.path}")),
+        )
         near = [n for n in name_toks - q if any(w.isalpha() and prefix_match_words(n, w) for w in q)]
         if not name_toks or not ((name_toks | ctx_toks) & q or near):
             continue

@@ -128,6 +128,16 @@ def test_the_sharded_graph_walks_as_the_whole_one(built: dict[str, Any]) -> None
     assert sharded.graph.nodes == whole.graph.nodes  # lines, signatures and docstrings too
 
 
+def test_a_question_makes_only_the_edges_it_walks(built: dict[str, Any]) -> None:
+    """Opening makes no edge record (sympy's 172k took 0.4 s); a question makes the ones it walks."""
+    whole: Bundle = built["whole"]
+    sharded = open_shards(folder_fetch(built["folder"]), built["info"]["manifest"])
+    made = sharded.graph._columns._made  # type: ignore[attr-defined]
+    assert not made
+    assert _answer(sharded, _questions(whole)[0]) == _answer(whole, _questions(whole)[0])
+    assert 0 < len(made) < len(whole.graph.edges)
+
+
 def test_parity_holds_with_vectors_scanned_in_python_and_ranked_elsewhere(built: dict[str, Any]) -> None:
     whole: Bundle = built["whole"]
     fetch = CountingFetch(built["folder"])
