@@ -15,7 +15,7 @@ answers as the whole bundle (tests/site/test_shards.py).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -60,6 +60,8 @@ class _EdgeColumns:
     def __init__(
         self, ids: Sequence[str], sources: list[int], targets: list[int], kinds: list[str], confs: list[Any]
     ) -> None:
+        if any(a > b for a, b in zip(sources, sources[1:], strict=False)):
+            raise BundleError("the graph shard's edges are not in source order")  # walks bisect them
         if any(not 0 <= p < len(ids) for p in (*sources[:1], *sources[-1:], *targets)):
             raise BundleError("an edge of the graph shard names a node position out of range")
         self.ids, self.sources, self.targets, self.kinds, self.confidences = (
@@ -100,14 +102,17 @@ class _Adjacency(dict[str, list[tuple[str, Edge]]]):
         p = self._pos.get(node_id)
         if p is None:
             return default
-        if self._incident is None:
-            incident: list[list[int]] = [[] for _ in self._pos]
-            for i, (s, t) in enumerate(zip(self._edges.sources, self._edges.targets, strict=True)):
-                incident[s].append(i)
-                incident[t].append(i)  # a self-loop is listed twice, as CodeGraph does
-            self._incident = incident
+        if self._incident is None:  # edges ending at each node; those starting there are a range
+            incoming: list[list[int]] = [[] for _ in self._pos]
+            for i, t in enumerate(self._edges.targets):
+                incoming[t].append(i)
+            self._incident = incoming
+        sources = self._edges.sources  # sorted (the shard ships them as differences)
+        out = range(bisect_left(sources, p), bisect_right(sources, p))
+        # in edge order, as CodeGraph lists them; a self-loop twice (out and in), as CodeGraph does
+        order = sorted([*out, *self._incident[p]])
         edge = self._edges.edge
-        entries = [(e.target if e.source == node_id else e.source, e) for e in map(edge, self._incident[p])]
+        entries = [(e.target if e.source == node_id else e.source, e) for e in map(edge, order)]
         self[node_id] = entries
         return entries
 
