@@ -229,6 +229,11 @@ class Bundle:
             out["question_note"] = condensed.note()
         return out
 
+    def prepare(self) -> None:
+        """Build what the first question builds anyway from what is held (the graph channel's name
+        index), so a browser worker can do it while the question's shards download."""
+        self.graph.name_index()
+
     def fetch_depth(self, **options: Any) -> int:
         """How deep a semantic ranking handed to ``ask`` (``ranked``) must go for these options."""
         return fetch_depth(RetrievalOptions(**_normalise_options(options)))

@@ -146,7 +146,8 @@ class CodeGraph:
         )
 
     # -- graph channel ------------------------------------------------------------------
-    def _index(self) -> NameIndex:
+    def name_index(self) -> NameIndex:
+        """The graph channel's index of names, built on first use (the first question)."""
         if self._names is None:
             self._names = NameIndex(self.nodes.values())
         return self._names
@@ -166,7 +167,7 @@ class CodeGraph:
         whatever their names, become candidates. Same result as scoring every node, far fewer
         nodes (a 10 kB traceback names dozens of paths and hundreds of words).
         """
-        index = self._index()
+        index = self.name_index()
         nodes = self.nodes
         candidates: set[str] = set()
         for t in q:
@@ -196,7 +197,7 @@ class CodeGraph:
         long prefix with a question word: questions name the noun ("expansion", "embedding",
         "connection"), code the verb (``expand``, ``embed``, ``connect``).
         """
-        index = self._index()
+        index = self.name_index()
         q = set(query_tokens)
         exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers}
         exact |= {t for t in q if "_" in t}

@@ -51,6 +51,17 @@ test("a question's shards are fetched a stage at a time, in parallel, under the 
   assert.equal(site.requested.length, 3);
 });
 
+test("whileFetching runs in each round while its shards are still on the way", async () => {
+  const site = fakeShards([T1, T2, C1]);
+  const store = createShardStore(DIR, site.fetchFn);
+  const core = fakeCore(store, [[T1, T2], [C1]]);
+  const seen = [];
+  const whileFetching = () => seen.push([site.requested.length, store.count]);
+  const { rounds } = await untilFetched(store, core.call, { whileFetching });
+  assert.equal(rounds, 2);
+  assert.deepEqual(seen, [[2, 0], [3, 2]]); // requested, none of the round's bytes in yet
+});
+
 test("a shard asked for twice at once is fetched once", async () => {
   const site = fakeShards([T1, T2]);
   const store = createShardStore(DIR, site.fetchFn);
@@ -82,7 +93,7 @@ test("a missing shard, a core that asks again: errors, not loops; an inflated on
   const endless = createShardStore(DIR, async () => new Response(new Uint8Array(gzipSync(Buffer.from("x")))));
   let n = 0;
   const next = () => JSON.stringify({ missing: [`terms-${String(n++).padStart(16, "0")}.json.gz`] });
-  await assert.rejects(untilFetched(endless, next, 3), /after 3 rounds/);
+  await assert.rejects(untilFetched(endless, next, { maxRounds: 3 }), /after 3 rounds/);
 });
 
 test("missingShards: only the core's {missing} answer, never an answer that mentions it", () => {

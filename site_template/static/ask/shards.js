@@ -74,8 +74,10 @@ export function missingShards(out) {
 }
 
 // call(): the core's answer as a JSON string (ask_json, or a call wrapped the same way). Returns the
-// first answer that is not {"missing"}, and how many rounds of fetching it took.
-export async function untilFetched(store, call, maxRounds = MAX_ROUNDS) {
+// first answer that is not {"missing"}, and how many rounds of fetching it took. whileFetching(), if
+// given, runs while each round's shards are on the way (work the core will need, done during the
+// wait instead of after it: the worker builds the graph's name index there).
+export async function untilFetched(store, call, { maxRounds = MAX_ROUNDS, whileFetching = null } = {}) {
   for (let rounds = 0; ; rounds++) {
     const out = call();
     const missing = missingShards(out);
@@ -83,6 +85,8 @@ export async function untilFetched(store, call, maxRounds = MAX_ROUNDS) {
     const held = missing.filter((name) => store.has(name));
     if (held.length) throw new Error(`the core asked again for index shards it was given: ${held.slice(0, 3).join(", ")}`);
     if (rounds >= maxRounds) throw new Error(`the question still lacked index shards after ${maxRounds} rounds`);
-    await store.fetchAll(missing);
+    const fetching = store.fetchAll(missing);
+    if (whileFetching) whileFetching();
+    await fetching;
   }
 }
