@@ -799,8 +799,8 @@ def browser_warm_questions(res: Results) -> str:
 def shard_bytes(res: Results) -> str:
     """bench/shard_bench.py: what opening the sharded bundle costs and what a question adds."""
     rows = [
-        "| index | lines / chunks | opening (manifest + graph) | a question adds, median (max) | rounds, median (max) | the core, CPython ms, median (max) | same as the whole bundle |",
-        "|---|---|---|---|---|---|---|",
+        "| index | lines / chunks | opening (manifest + graph) | a question adds, median (max) | rounds, median (max) | the core, CPython ms, median (max) | opening / first question, CPython ms | same as the whole bundle |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in res.json("shard_bench.json")["indexes"]:
         folder = Path(r["index"]).parent.name if Path(r["index"]).name == "out" else Path(r["index"]).name
@@ -810,7 +810,9 @@ def shard_bytes(res: Results) -> str:
             f"| {name} | {r['lines']:,} / {r['chunks']:,} "
             f"| {_f(r['open_bytes'] / 1e6, 2)} MB ({_f(r['manifest_bytes'] / 1e6, 2)} + {_f(r['graph_bytes'] / 1e6, 2)}) "
             f"| {_f(q['median'] / 1e3, 0)} kB ({_f(q['max'] / 1e3, 0)}) | {_f(rd['median'], 0)} ({rd['max']}) "
-            f"| {_f(ms['median'], 0)} ({_f(ms['max'], 0)}) | {r['same_as_whole']} / {r['questions']} |"
+            f"| {_f(ms['median'], 0)} ({_f(ms['max'], 0)}) "
+            f"| {_f(r['opening_ms'], 0)} / {_f(r['first_question_ms'], 0)} "
+            f"| {r['same_as_whole']} / {r['questions']} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -12,7 +12,8 @@ Theory of operation:
   rest: ``ShardsMissing``, fetched all at once, asked again), median and max over questions made
   from the index itself (symbol names, file stems, docstring words; as tests/site/test_shards.py),
   plus the core's own time per question in CPython with every shard held (a lower bound of
-  the browser's, which runs it again after each round).
+  the browser's, which runs it again after each round), and a page's one-off costs: opening the
+  shards and the first question (the name index it builds), least of 3, in CPython.
 * Every sharded answer is checked equal to the whole bundle's (``decode_bundle``), as the tests do.
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python -m bench.shard_bench --index DIR [--index DIR ...]
@@ -91,6 +92,21 @@ def _parts(manifest: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def _first_question_ms(folder: Path, manifest: str, question: str, runs: int = 3) -> tuple[float, float]:
+    """CPython ms to open the shards and to answer a first question on the opened bundle (the
+    indexes it builds once), every shard held; the least of ``runs``."""
+    fetch = folder_fetch(folder)
+    opening, first = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        bundle = open_shards(fetch, manifest)
+        t1 = time.perf_counter()
+        bundle.ask(question)
+        opening.append((t1 - t0) * 1000)
+        first.append((time.perf_counter() - t1) * 1000)
+    return round(min(opening), 1), round(min(first), 1)
+
+
 def measure(index_dir: Path, n_questions: int) -> dict[str, Any]:
     out_dir = WORK / index_dir.resolve().parent.name / index_dir.name
     with Index(index_dir) as index:
@@ -101,7 +117,8 @@ def measure(index_dir: Path, n_questions: int) -> dict[str, Any]:
     folder = out_dir / "shards"
     manifest = json.loads(gzip.decompress((folder / info["manifest"]).read_bytes()))
     per_q: list[dict[str, Any]] = []
-    for q in questions(whole, n_questions):
+    per_q_questions = questions(whole, n_questions)
+    for q in per_q_questions:
         fetch = BrowserLikeFetch(folder)
         bundle = fetch.until_done(lambda f=fetch: open_shards(f, info["manifest"]))
         opened, rounds_open = fetch.bytes, fetch.rounds
@@ -120,6 +137,7 @@ def measure(index_dir: Path, n_questions: int) -> dict[str, Any]:
                 "same": got == expected,
             }
         )
+    opening_ms, first_ms = _first_question_ms(folder, info["manifest"], per_q_questions[0])
     med = statistics.median
     return {
         "index": str(index_dir),
@@ -137,6 +155,9 @@ def measure(index_dir: Path, n_questions: int) -> dict[str, Any]:
         "question_bytes": {"median": med([p["bytes"] for p in per_q]), "max": max(p["bytes"] for p in per_q)},
         "rounds": {"median": med([p["rounds"] for p in per_q]), "max": max(p["rounds"] for p in per_q)},
         "core_ms": {"median": med([p["core_ms"] for p in per_q]), "max": max(p["core_ms"] for p in per_q)},
+        # a page's one-off costs, every shard held: opening, and the first question (its indexes)
+        "opening_ms": opening_ms,
+        "first_question_ms": first_ms,
     }
 
 
