@@ -20,7 +20,7 @@ from oya.core.bm25 import BM25Index
 from oya.core.file_lexical import FileDocs, MemoryFileTerms
 from oya.core.graph import CodeGraph
 from oya.core.query import QueryPlan
-from oya.core.records import Chunk
+from oya.core.records import Chunk, ChunkRef
 from oya.core.vectors import VectorIndex
 
 CHANNEL_NAMES = ("lexical", "semantic", "graph")
@@ -63,6 +63,10 @@ class Channel(Protocol):
 
 class Corpus(Protocol):
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]: ...
+
+    def chunk_refs(self, ids: Sequence[str]) -> dict[str, ChunkRef]:
+        """What ranking reads of ``ids`` before their text (a sharded bundle holds it unfetched)."""
+        ...
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]: ...
 
@@ -114,6 +118,9 @@ class MemoryCorpus(ChunkMaps):
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         return {i: self.chunks[i] for i in ids if i in self.chunks}
+
+    def chunk_refs(self, ids: Sequence[str]) -> dict[str, ChunkRef]:
+        return {i: self.chunks[i].ref() for i in ids if i in self.chunks}
 
 
 class UnavailableChannel:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from oya.core.query import QueryPlan
+from oya.core.records import Chunk
 from oya.core.results import Evidence, FileHit, Hit
 from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
@@ -70,7 +71,7 @@ def _overlap(votes: Mapping[str, Sequence[str]]) -> bool | None:
     return False
 
 
-def _named(plan: QueryPlan) -> tuple[str, ...]:
+def named_in(plan: QueryPlan) -> tuple[str, ...]:
     """The code names of the question, each as its last dotted part, lower case, once."""
     out: dict[str, None] = {}
     for ident in plan.identifiers:
@@ -80,23 +81,24 @@ def _named(plan: QueryPlan) -> tuple[str, ...]:
     return tuple(n for n in out if len(n) > 2)
 
 
-def _found(names: Sequence[str], pool: Sequence[Hit]) -> int:
+def _found(names: Sequence[str], pool: Sequence[Chunk]) -> int:
     """How many of ``names`` occur (as text) in the candidates' paths or indexed text."""
     if not names:
         return 0
-    haystack = "\n".join(f"{h.chunk.path}\n{indexed_text(h.chunk)}" for h in pool).lower()
+    haystack = "\n".join(f"{c.path}\n{indexed_text(c)}" for c in pool).lower()
     return sum(1 for n in names if n in haystack)
 
 
 def gather_evidence(
     plan: QueryPlan,
     hits: Sequence[Hit],
-    pool: Sequence[Hit],
+    pool: Sequence[Chunk],
     files: Sequence[FileHit],
     votes: Mapping[str, Sequence[str]],
     scores: Mapping[str, Mapping[str, float]],
 ) -> Evidence:
-    """The evidence of one retrieval (``pool``: the fused candidates the hits were cut from;
+    """The evidence of one retrieval (``pool``: the chunks of the fused candidates the hits were cut
+    from, read when the question names code (``named_in``);
     ``votes``: ``channel_files`` of the channels' rankings)."""
     top = hits[:TOP_HITS]
     semantic = scores.get("semantic")
@@ -110,7 +112,7 @@ def gather_evidence(
         for h in top:
             present.update(tokenize(indexed_text(h.chunk)))
         coverage = len(terms & present) / len(terms)
-    named = _named(plan)
+    named = named_in(plan)
     return Evidence(
         cosine=cosine,
         coverage=coverage,

@@ -9,9 +9,11 @@ files whose symbols call, extend or import its symbols.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from oya.core.graph import CodeGraph
-from oya.core.results import FileHit, Hit
+from oya.core.records import Chunk, ChunkRef
+from oya.core.results import FileHit
 
 FILE_AGGREGATIONS = ("max", "decay", "graph")
 # share of a candidate's score that flows to each file one edge away ("graph" aggregation)
@@ -19,8 +21,18 @@ FILE_PROPAGATION = 0.5
 DECAY_CHUNKS = 3  # chunks of one file that count in "decay" and "graph"
 
 
+class Scored(Protocol):
+    """A scored chunk: a pool ``Candidate`` (its place only) or a ``Hit`` (its text too)."""
+
+    @property
+    def chunk(self) -> Chunk | ChunkRef: ...
+
+    @property
+    def score(self) -> float: ...
+
+
 def _graph_bonus(
-    hits: Sequence[Hit], graph: CodeGraph, candidates: set[str], min_confidence: float
+    hits: Sequence[Scored], graph: CodeGraph, candidates: set[str], min_confidence: float
 ) -> dict[str, float]:
     """Per candidate file: the shares flowing in from candidates that call, extend or import it."""
     bonus: dict[str, float] = {}
@@ -40,7 +52,7 @@ def _graph_bonus(
 
 
 def rank_files(
-    hits: Sequence[Hit], *, mode: str, graph: CodeGraph | None, min_confidence: float, top_n: int
+    hits: Sequence[Scored], *, mode: str, graph: CodeGraph | None, min_confidence: float, top_n: int
 ) -> list[FileHit]:
     """Files ranked from their chunks' fused scores (``mode``: one of ``FILE_AGGREGATIONS``).
 
@@ -52,11 +64,11 @@ def rank_files(
     """
     if mode not in FILE_AGGREGATIONS:
         raise ValueError(f"mode must be one of {', '.join(FILE_AGGREGATIONS)}; got {mode!r}")
-    by_path: dict[str, list[Hit]] = {}
+    by_path: dict[str, list[Scored]] = {}
     for h in hits:
         by_path.setdefault(h.chunk.path, []).append(h)
     scores: dict[str, float] = {}
-    best: dict[str, list[Hit]] = {}
+    best: dict[str, list[Scored]] = {}
     for path, hs in by_path.items():
         hs = sorted(hs, key=lambda h: -h.score)[: 1 if mode == "max" else top_n]
         best[path] = hs

@@ -79,6 +79,18 @@ def content_hash(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkRef:
+    """What ranking reads of a chunk before its text: where it is, its symbol, and a key equal for
+    chunks of equal text (``content_hash``, or a sharded bundle's duplicate table)."""
+
+    id: str
+    path: str
+    start_line: int
+    node_id: str | None
+    content_key: str
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A retrievable piece of a file: one symbol, module-level code, or a docs section."""
 
@@ -98,3 +110,6 @@ class Chunk:
         _check_span(self.start_line, self.end_line)
         if self.n_tokens < 0:
             raise ValueError("n_tokens cannot be negative")
+
+    def ref(self) -> ChunkRef:
+        return ChunkRef(self.id, self.path, self.start_line, self.node_id, self.content_hash)

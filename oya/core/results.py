@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oya.core.graph import Subgraph
-from oya.core.records import Chunk, Node
+from oya.core.records import Chunk, ChunkRef, Node
 from oya.core.sitepaths import page_url as page_url  # re-exported: callers import it from here
 
 CHANNEL_STATUSES = ("ran", "failed", "unavailable", "off")
@@ -18,6 +18,18 @@ class Hit:
     chunk: Chunk
     score: float
     channels: tuple[str, ...]  # channels that found it; "graph-expansion" for expanded ones
+    ranks: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fused candidate before its text is read: ranking files, ordering kinds and picking the
+    hits read only where it is; ``cap`` reads the text of the ones it picks (a sharded bundle
+    fetches those chunks alone, not the whole pool's)."""
+
+    chunk: ChunkRef
+    score: float
+    channels: tuple[str, ...]
     ranks: tuple[int, ...] = ()
 
 

@@ -50,6 +50,45 @@ def undelta(diffs: Sequence[int]) -> list[int]:
     return out
 
 
+def file_deltas(files: Sequence[int], values: Sequence[int]) -> list[int]:
+    """``values`` as differences from the previous value of the same file (the first from 0);
+    ``files`` (each value's file position) runs in blocks, as chunks in bundle order do."""
+    out: list[int] = []
+    prev_file, prev = None, 0
+    for f, v in zip(files, values, strict=True):
+        if f != prev_file:
+            prev_file, prev = f, 0
+        out.append(v - prev)
+        prev = v
+    return out
+
+
+def file_undelta(files: Sequence[int], diffs: Sequence[int]) -> list[int]:
+    """The values ``file_deltas`` encoded."""
+    out: list[int] = []
+    prev_file, total = None, 0
+    for f, d in zip(files, diffs, strict=True):
+        if f != prev_file:
+            prev_file, total = f, 0
+        total += int(d)
+        out.append(total)
+    return out
+
+
+def same_text(texts: Sequence[str]) -> dict[str, list[int]]:
+    """The positions whose text repeats an earlier one's (``at``, as differences) and that earlier
+    first position (``of``): the classes of equal text, sparse."""
+    first: dict[str, int] = {}
+    at: list[int] = []
+    of: list[int] = []
+    for i, text in enumerate(texts):
+        j = first.setdefault(text, i)
+        if j != i:
+            at.append(i)
+            of.append(j)
+    return {"at": deltas(at), "of": of}
+
+
 def is_shard_name(name: str) -> bool:
     """Whether ``name`` has the form of a shard's file name (``<kind>-<16 hex>.json.gz``)."""
     return _NAME.fullmatch(name) is not None

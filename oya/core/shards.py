@@ -8,9 +8,11 @@ Theory of operation:
   - the lexical channel and whole-file BM25 (``LazyBM25Index``, ``MemoryFileTerms``) read the
     postings of the question's own terms (at most ``MAX_QUERY_TERMS``), plus every chunk's length,
     id and path (``N``, ``avgdl``, the per-file lengths, ties broken by chunk id);
-  - the corpus (``Corpus``) hands out whole chunks — text, lines, kind, node — only for the fused
-    candidate pool (``dedup``: ``k * 6``, at least 60) and the expansion's connected code; every
-    stage also reads the chunk -> path map and each node's chunks (``chunk_ids_for_nodes``);
+  - the corpus (``Corpus``) hands out whole chunks — text, lines, kind, node — only for the hits
+    (``cap``: ``k``), the expansion's connected code, and the fused candidate pool (``k * 6``, at
+    least 60) when the question names code (the evidence looks for the names in its text); the
+    pool is ranked from ``ChunkRef``s (path, start line, node, a key equal for equal texts) that
+    the manifest holds; every stage also reads the chunk -> path map and each node's chunks;
   - the graph channel matches question words against every node's name, qualified name and path,
     and expansion and the diagram walk the edges around the hits: the graph as a whole;
   - the semantic channel scans every vector (or takes a ranking computed in JavaScript).
@@ -18,8 +20,9 @@ Theory of operation:
 * **How it is split.** One *manifest* holds what every question needs, column-oriented like
   ``index.json`` (``oya.core.bundle``): ``meta``, ``paths`` (pages are ``page_url(path)``, the
   writer's formula), ``origins``; per chunk its ``id``, ``path``, ``node`` and BM25 ``doc_lens``
-  (chunks come in ``(path, start_line, id)`` order, so a chunk's position stands for its start
-  line); and the names of every shard. Sorted or clustered integer columns (chunk nodes, shard
+  (chunks come in ``(path, start_line, id)`` order), its start line (from the file's previous
+  chunk's) and the table of chunks whose text repeats an earlier one's (``same_text``); and the
+  names of every shard. Sorted or clustered integer columns (chunk nodes, shard
   starts, vector rows, edge sources) travel as differences (``deltas``). Then four kinds of shard,
   each a gzipped JSON table:
 
@@ -49,12 +52,12 @@ Theory of operation:
   read (``folder_fetch``), in the browser worker a read of the shards it has fetched so far
   (``site_template/static/ask/shards.js``), which raises ``ShardsMissing`` for the others. Each
   shard is fetched at most once per opened bundle, and a stage asks for all the shards it needs
-  in one round (``ShardStore.tables``): the question's term buckets together, the candidate
-  pool's chunk shards together. A fetcher may instead raise ``ShardsMissing`` for what
+  in one round (``ShardStore.tables``): the question's term buckets together, the hits' chunk
+  shards together. A fetcher may instead raise ``ShardsMissing`` for what
   it does not hold yet; the round then raises one ``ShardsMissing`` naming every shard the stage
   lacks, nothing is marked loaded, and the caller fetches them all in parallel and asks again
   (retrieval is deterministic, so the retry answers as an uninterrupted run). A question then
-  costs a few round trips (terms; pool chunks; connected chunks with the shown nodes' details,
+  costs a few round trips (terms; the hits' chunks; connected chunks with the shown nodes' details,
   ``fetched_together``; the diagram's other nodes), not one per shard.
 * **Measured**: ``bench/shard_bench.py`` (``bench/results/shard_bench.md``): what opening costs
   (manifest + graph) and what a question adds, on real indexes; every answer identical to the
@@ -85,13 +88,13 @@ from oya.core.bundle_format import (
     get_table,
 )
 from oya.core.channels import ChunkMaps
-from oya.core.records import Chunk
+from oya.core.records import Chunk, ChunkRef
 from oya.core.results import page_url
 from oya.core.shard_graph import decode_sharded_graph
-from oya.core.shard_store import Fetch, ShardStore, check_name, term_bucket, undelta
+from oya.core.shard_store import Fetch, ShardStore, check_name, file_undelta, term_bucket, undelta
 
 SHARDS_FORMAT = "oya-shards"
-SHARDS_VERSION = 2
+SHARDS_VERSION = 3
 TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
 # gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
 # 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
@@ -151,6 +154,8 @@ class ShardedCorpus(ChunkMaps):
         paths: list[str],
         node_ids: list[str],
         origins: Mapping[str, str],
+        starts: Sequence[int],
+        same: Mapping[int, int],
     ) -> None:
         # chunks come in (path, start line, id) order: a chunk's position orders it as its start line
         # would, so each node's chunks are listed in position order (chunks_by_node's order, unsorted)
@@ -170,6 +175,10 @@ class ShardedCorpus(ChunkMaps):
         self._node_ids = node_ids
         self._chunks: dict[int, Chunk] = {}
         self._loaded: set[int] = set()
+        self._chunk_paths = chunk_paths
+        self._nodes = chunk_nodes
+        self._starts = starts
+        self._same = same  # position -> the first position with the same text
 
     def _load(self, shards: Sequence[int]) -> None:
         """Fetch ``shards`` in one round; a shard counts as loaded once all its chunks are checked."""
@@ -178,11 +187,24 @@ class ShardedCorpus(ChunkMaps):
             chunks = decode_chunks(table, self._all_paths, self._node_ids)
             for offset, chunk in enumerate(chunks):
                 pos = first + offset
-                if pos >= len(self._ids) or self._ids[pos] != chunk.id:
+                if (
+                    pos >= len(self._ids)
+                    or self._ids[pos] != chunk.id
+                    or self._starts[pos] != chunk.start_line
+                ):
                     raise BundleError(f"chunk shard {self._names[shard]} does not hold the manifest's chunks")
             for offset, chunk in enumerate(chunks):
                 self._chunks[first + offset] = chunk
             self._loaded.add(shard)
+
+    def chunk_refs(self, ids: Sequence[str]) -> dict[str, ChunkRef]:
+        out: dict[str, ChunkRef] = {}
+        for cid in ids:
+            p = self._pos.get(cid)
+            if p is not None:
+                key = self._ids[self._same.get(p, p)]
+                out[cid] = ChunkRef(cid, self._chunk_paths[p], self._starts[p], self._nodes[p], key)
+        return out
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         positions = [self._pos[i] for i in ids if i in self._pos]
@@ -218,16 +240,19 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     first = undelta(column(st, "first", None))
     if first[:1] != [0] and n:
         raise BundleError("the first chunk shard does not start at chunk 0")
+    path_pos: list[int] = column(ct, "path", n)
     corpus = ShardedCorpus(
         store,
         ids=ids,
-        chunk_paths=[paths[p] for p in column(ct, "path", n)],
+        chunk_paths=[paths[p] for p in path_pos],
         chunk_nodes=[node_ids[p] if p >= 0 else None for p in node_pos],
         shard_first=first,
         shard_names=[check_name(name, "chunks") for name in column(st, "name", len(first))],
         paths=paths,
         node_ids=node_ids,
         origins=decode_origins(doc, paths),
+        starts=file_undelta(path_pos, column(ct, "start", n)),
+        same=_same_text(get_table(ct, "same"), n),
     )
     bt = get_table(doc, "bm25")
     if bt.get("hash") != TERM_HASH:
@@ -248,6 +273,15 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
         corpus=corpus,
         load_vectors=load,
     )
+
+
+def _same_text(t: Mapping[str, Any], n: int) -> dict[int, int]:
+    """``same_text``'s table as position -> the first position with that text, checked."""
+    at = undelta(column(t, "at", None))
+    of: list[int] = column(t, "of", len(at))
+    if any(not 0 <= j < i < n for i, j in zip(at, of, strict=True)):
+        raise BundleError("the manifest's table of repeated chunk texts names positions out of order")
+    return dict(zip(at, of, strict=True))
 
 
 def _vectors(

@@ -3,12 +3,14 @@
 In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters from the
 options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF);
 ``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
-content once among the fused pool; ``rank_candidate_files`` ranks files from that pool and
+content once among the fused pool (where each candidate is, not its text: ``Candidate``);
+``rank_candidate_files`` ranks files from that pool and
 ``fuse_whole_files`` fuses BM25 over whole files into that ranking; ``favour_scope`` moves up
 the files a first line's scope prefix names ("printer: fix ...");
 ``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
 question's first line asks for them;
-``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
+``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all) and reads their
+chunks (and the pool's, when the question names code: the evidence looks for the names); ``expand``
 follows the code graph from the top hits; ``pack`` fits diagram and snippets into the budget.
 Each stage reads only the fields earlier stages filled, so each can be run and tested alone.
 """
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from oya.core.answer_diagram import plan_diagram
 from oya.core.channels import Channel, ChannelUnavailable, Corpus, DataMissing, fetched_together
 from oya.core.context import build_context
+from oya.core.evidence import named_in
 from oya.core.file_lexical import FileTerms, fuse_files, rank_file_docs
 from oya.core.files import rank_files
 from oya.core.filters import promote_clear_winner, weigh_tests
@@ -29,7 +32,7 @@ from oya.core.graph import CodeGraph, Subgraph
 from oya.core.kinds import code_first, first_line, mentions_tests, unnamed_copies
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Node
-from oya.core.results import ChannelReport, Context, FileHit, Hit
+from oya.core.results import Candidate, ChannelReport, Context, FileHit, Hit
 from oya.core.scope import names_scope, scope_words
 
 
@@ -57,7 +60,8 @@ class Candidates:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     reports: dict[str, ChannelReport] = field(default_factory=dict)
     fused: tuple[Fused, ...] = ()
-    pool: tuple[Hit, ...] = ()  # fused candidates with their chunks, each content once
+    pool: tuple[Candidate, ...] = ()  # fused candidates, each content once
+    pool_chunks: tuple[Chunk, ...] = ()  # their chunks, read only when the question names code
     files: tuple[FileHit, ...] = ()
     hits: tuple[Hit, ...] = ()
     subgraph: Subgraph = Subgraph((), (), {}, ())
@@ -132,17 +136,17 @@ def reweigh(q: Query, c: Candidates, *, test_weight: float, semantic_lead: float
 
 
 def dedup(q: Query, c: Candidates, *, pool_size: int) -> Candidates:
-    """The first ``pool_size`` fused ids as hits with their chunks, each content kept once."""
+    """The first ``pool_size`` fused ids as candidates, each content kept once (no text read)."""
     top = c.fused[:pool_size]
-    chunks = q.corpus.get_chunks([f.id for f in top])
+    refs = q.corpus.chunk_refs([f.id for f in top])
     seen: set[str] = set()
-    pool: list[Hit] = []
+    pool: list[Candidate] = []
     for f in top:
-        chunk = chunks.get(f.id)
-        if chunk is None or chunk.content_hash in seen:
+        ref = refs.get(f.id)
+        if ref is None or ref.content_key in seen:
             continue
-        seen.add(chunk.content_hash)
-        pool.append(Hit(chunk, f.score, f.channels, f.ranks))
+        seen.add(ref.content_key)
+        pool.append(Candidate(ref, f.score, f.channels, f.ranks))
     return replace(c, pool=tuple(pool))
 
 
@@ -201,22 +205,31 @@ def _path(f: FileHit) -> str:
     return f.path
 
 
-def _hit_path(h: Hit) -> str:
+def _hit_path(h: Candidate) -> str:
     return h.chunk.path
 
 
 def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:
-    """The hits: the pool in order, at most ``max_per_file`` of one file and ``k`` in all."""
-    hits: list[Hit] = []
+    """The hits: the pool in order, at most ``max_per_file`` of one file and ``k`` in all, with
+    their chunks; the whole pool's chunks too when the question names code (``named_in``)."""
+    picked: list[Candidate] = []
     per_file: dict[str, int] = {}
     for h in c.pool:
         if per_file.get(h.chunk.path, 0) >= max_per_file:
             continue
         per_file[h.chunk.path] = per_file.get(h.chunk.path, 0) + 1
-        hits.append(h)
-        if len(hits) >= k:
+        picked.append(h)
+        if len(picked) >= k:
             break
-    return replace(c, hits=tuple(hits))
+    wanted = c.pool if named_in(q.plan) else picked
+    chunks = q.corpus.get_chunks([h.chunk.id for h in wanted])  # one round
+    hits = tuple(
+        Hit(chunks[h.chunk.id], h.score, h.channels, h.ranks) for h in picked if h.chunk.id in chunks
+    )
+    pool_chunks = (
+        tuple(chunks[h.chunk.id] for h in c.pool if h.chunk.id in chunks) if wanted is c.pool else ()
+    )
+    return replace(c, hits=hits, pool_chunks=pool_chunks)
 
 
 def _connected_hits(q: Query, c: Candidates, expanded: list[str]) -> list[Hit]:

@@ -33,7 +33,7 @@ from oya.core.shard_graph import (
     derived_node_id,
     node_scope,
 )
-from oya.core.shard_store import deltas, is_shard_name, shard_name, term_bucket
+from oya.core.shard_store import deltas, file_deltas, is_shard_name, same_text, shard_name, term_bucket
 from oya.core.shards import (
     CHUNK_SHARD_BYTES,
     NODE_SHARD_BYTES,
@@ -183,6 +183,10 @@ def export_shards(
             ],
             "path": ct["path"],
             "node": deltas(ct["node"]),  # positions as differences: a file's nodes are neighbours
+            # what ranking reads before the text (ChunkRef): start lines (from the file's previous
+            # chunk) and which chunks repeat an earlier one's text (dedup keeps one of each)
+            "start": file_deltas(ct["path"], ct["start_line"]),
+            "same": same_text(ct["text"]),
             "shards": {"first": deltas([a for a, _ in runs]), "name": chunk_names},
         },
         "bm25": {"doc_lens": doc["bm25"]["doc_lens"], "hash": TERM_HASH, "buckets": buckets},

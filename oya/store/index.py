@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from oya.core.graph import CodeGraph
-from oya.core.records import Chunk, Edge, Node
+from oya.core.records import Chunk, ChunkRef, Edge, Node
 from oya.errors import IndexCorruptError, IndexMissingError
 from oya.models import Provenance, SkippedFile
 from oya.store.schema import INDEX_FILE, SCHEMA_VERSION
@@ -102,6 +102,9 @@ class Index:
             [" ".join(ids)],
         ).fetchall()
         return {str(r[0]): chunk_from_row(r) for r in rows}
+
+    def chunk_refs(self, ids: Sequence[str]) -> dict[str, ChunkRef]:
+        return {cid: chunk.ref() for cid, chunk in self.get_chunks(ids).items()}
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
         if self._by_node is None:

@@ -117,7 +117,9 @@ def test_gather_evidence_counts_channel_votes_and_names() -> None:
     }
     hits = [Hit(CHUNK, 0.1, ("lexical", "semantic")), Hit(OTHER, 0.05, ("lexical",))]
     plan = plan_query("format_money drops cents in Store.restock and inventory/ledger.py")
-    ev = gather_evidence(plan, hits, hits, FILES, votes, {"semantic": {CHUNK.id: 0.61, OTHER.id: 0.2}})
+    ev = gather_evidence(
+        plan, hits, [CHUNK, OTHER], FILES, votes, {"semantic": {CHUNK.id: 0.61, OTHER.id: 0.2}}
+    )
     assert ev.cosine == pytest.approx(0.61)
     assert ev.convergence == (2, 1) and ev.voters == 2 and ev.overlap is True
     assert agreements(FILES, votes) == {"lexical": 2, "semantic": 1}
@@ -126,8 +128,8 @@ def test_gather_evidence_counts_channel_votes_and_names() -> None:
     assert ev.top_channels == ("lexical", "semantic")
     assert ev.leaders == 2 and ev.margin == pytest.approx(2.0)  # both rank utils.py first; 1.0 / 0.5
     apart = channel_files({"lexical": [CHUNK.id], "semantic": [OTHER.id]}, paths)
-    assert gather_evidence(plan, hits, hits, FILES, apart, {}).overlap is False
-    assert gather_evidence(plan, hits, hits, FILES, {"lexical": ["a"]}, {}).overlap is None
+    assert gather_evidence(plan, hits, [CHUNK, OTHER], FILES, apart, {}).overlap is False
+    assert gather_evidence(plan, hits, [CHUNK, OTHER], FILES, {"lexical": ["a"]}, {}).overlap is None
 
 
 def test_confidence_high_when_every_channel_backs_the_first_file() -> None:

@@ -24,6 +24,7 @@ from test_pages import SAMPLE_REPO, make_index
 from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
 from oya.core.bundle_format import BundleError
 from oya.core.channels import BM25Channel
+from oya.core.evidence import named_in
 from oya.core.query import plan_query
 from oya.core.records import Chunk
 from oya.core.shard_graph import ShardedCodeGraph, decode_sharded_graph
@@ -280,6 +281,24 @@ def test_a_question_fetches_only_the_shards_it_reads(built: dict[str, Any]) -> N
         before = list(fetch.names)
         bundle.ask(q)
         assert fetch.names == before, q
+
+
+def test_a_question_naming_no_code_reads_only_its_hits_and_connected_chunks(built: dict[str, Any]) -> None:
+    """The candidate pool is ranked from the manifest (paths, start lines, repeated texts): only the
+    hits' text and the connected code's are read, not the pool's (~40 chunk shards on sympy)."""
+    folder: Path = built["folder"]
+    plain = [q for q in _questions(built["whole"]) if not named_in(plan_query(q))]
+    assert len(plain) >= 20
+    fewer = 0
+    for q in plain:
+        bundle = open_shards(folder_fetch(folder), built["info"]["manifest"])
+        read = _watch_reads(bundle)
+        r = bundle.retrieve(q, None, semantic_reason="test")
+        expanded = [n.id for n in r.subgraph.nodes if r.subgraph.distance.get(n.id, 0) > 0]
+        connected = {ids[0] for ids in bundle.corpus.chunk_ids_for_nodes(expanded).values()}
+        assert read <= {h.chunk.id for h in r.hits} | connected, q
+        fewer += len(read) < r.quality.found
+    assert fewer >= len(plain) // 3  # of these small answers, many had more candidates than reads
 
 
 def test_shards_are_content_addressed_and_deterministic(built: dict[str, Any], tmp_path: Path) -> None:
