@@ -9,9 +9,10 @@ content once among the fused pool (where each candidate is, not its text: ``Cand
 the files a first line's scope prefix names ("printer: fix ...");
 ``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
 question's first line asks for them;
-``cap`` keeps the hits (at most ``max_per_file`` of one file, ``k`` in all) and reads their
-chunks (and the pool's, when the question names code: the evidence looks for the names); ``expand``
-follows the code graph from the top hits; ``pack`` fits diagram and snippets into the budget.
+``cap`` picks the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
+follows the code graph from the top hits and reads the answer's text in one round (the hits',
+the connected code's, and the pool's when the question names code: the evidence looks for the
+names); ``pack`` fits diagram and snippets into the budget.
 Each stage reads only the fields earlier stages filled, so each can be run and tested alone.
 """
 
@@ -61,7 +62,8 @@ class Candidates:
     reports: dict[str, ChannelReport] = field(default_factory=dict)
     fused: tuple[Fused, ...] = ()
     pool: tuple[Candidate, ...] = ()  # fused candidates, each content once
-    pool_chunks: tuple[Chunk, ...] = ()  # their chunks, read only when the question names code
+    picked: tuple[Candidate, ...] = ()  # the hits before their text is read
+    pool_chunks: tuple[Chunk, ...] = ()  # the pool's chunks, read only when the question names code
     files: tuple[FileHit, ...] = ()
     hits: tuple[Hit, ...] = ()
     subgraph: Subgraph = Subgraph((), (), {}, ())
@@ -210,8 +212,8 @@ def _hit_path(h: Candidate) -> str:
 
 
 def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:
-    """The hits: the pool in order, at most ``max_per_file`` of one file and ``k`` in all, with
-    their chunks; the whole pool's chunks too when the question names code (``named_in``)."""
+    """The hits' candidates: the pool in order, at most ``max_per_file`` of one file and ``k`` in
+    all (``expand`` reads their text with the connected code's, in one round)."""
     picked: list[Candidate] = []
     per_file: dict[str, int] = {}
     for h in c.pool:
@@ -221,29 +223,27 @@ def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:
         picked.append(h)
         if len(picked) >= k:
             break
-    wanted = c.pool if named_in(q.plan) else picked
-    chunks = q.corpus.get_chunks([h.chunk.id for h in wanted])  # one round
-    hits = tuple(
-        Hit(chunks[h.chunk.id], h.score, h.channels, h.ranks) for h in picked if h.chunk.id in chunks
-    )
-    pool_chunks = (
-        tuple(chunks[h.chunk.id] for h in c.pool if h.chunk.id in chunks) if wanted is c.pool else ()
-    )
-    return replace(c, hits=hits, pool_chunks=pool_chunks)
+    return replace(c, picked=tuple(picked))
 
 
-def _connected_hits(q: Query, c: Candidates, expanded: list[str]) -> list[Hit]:
-    """The first chunk of each expanded node, not already in the context, through the path filter."""
-    by_node = q.corpus.chunk_ids_for_nodes(expanded)
+def _read_answer(q: Query, c: Candidates, expanded: list[str]) -> Candidates:
+    """The hits with their chunks, the first chunk of each expanded node not already in the
+    context (through the path filter), the details of the nodes the answer shows, and the whole
+    pool's chunks when the question names code (the evidence looks for the names): one round."""
+    by_node = q.corpus.chunk_ids_for_nodes(expanded) if expanded else {}
     want = [cids[0] for n in expanded for cids in [by_node.get(n, [])] if cids]
-    # the connected chunks and the details of the nodes the answer will show, in one round
-    shown = [n.id for n in c.subgraph.nodes] + [h.chunk.node_id for h in c.hits if h.chunk.node_id]
+    texts = [h.chunk.id for h in (c.pool if named_in(q.plan) else c.picked)]
+    shown = [n.id for n in c.subgraph.nodes] + [h.chunk.node_id for h in c.picked if h.chunk.node_id]
     got: dict[str, Chunk] = {}
-    fetched_together(lambda: got.update(q.corpus.get_chunks(want)), lambda: q.graph.load_details(shown))
-    hit_ids = {h.chunk.id for h in c.hits}
+    fetched_together(
+        lambda: got.update(q.corpus.get_chunks(texts + want)), lambda: q.graph.load_details(shown)
+    )
+    hits = tuple(Hit(got[h.chunk.id], h.score, h.channels, h.ranks) for h in c.picked if h.chunk.id in got)
+    pool_chunks = tuple(got[h.chunk.id] for h in c.pool if h.chunk.id in got) if named_in(q.plan) else ()
+    hit_ids = {h.chunk.id for h in hits}
     # dedup against what is in the context, not the whole fused pool: a chunk the channels
     # ranked below the hits is still connected code worth showing
-    taken = {h.chunk.content_hash for h in c.hits}
+    taken = {h.chunk.content_hash for h in hits}
     extra: list[Hit] = []
     for cid in want:
         chunk = got.get(cid)
@@ -253,7 +253,7 @@ def _connected_hits(q: Query, c: Candidates, expanded: list[str]) -> list[Hit]:
             continue
         taken.add(chunk.content_hash)
         extra.append(Hit(chunk, 0.0, ("graph-expansion",)))
-    return extra
+    return replace(c, hits=hits, pool_chunks=pool_chunks, connected=tuple(extra))
 
 
 def expand(
@@ -266,8 +266,9 @@ def expand(
     max_nodes: int,
     prior: Callable[[Node], float],
 ) -> Candidates:
-    """The code graph around the top ``seed_count`` hits (``hops`` 0: the seeds alone)."""
-    seeds = [h.chunk.node_id for h in c.hits[:seed_count] if h.chunk.node_id]
+    """The code graph around the top ``seed_count`` hits (``hops`` 0: the seeds alone); then the
+    answer's text (``_read_answer``)."""
+    seeds = [h.chunk.node_id for h in c.picked[:seed_count] if h.chunk.node_id]
     if hops > 0 and seeds:
         subgraph = q.graph.expand(
             seeds, hops=hops, min_confidence=min_confidence, max_nodes=max_nodes, prior=prior
@@ -277,8 +278,7 @@ def expand(
             seeds, hops=0, min_confidence=min_confidence, max_nodes=len(seeds), prior=prior
         )
     expanded = [n.id for n in subgraph.nodes if subgraph.distance.get(n.id, 0) > 0]
-    extra = _connected_hits(q, replace(c, subgraph=subgraph), expanded) if expanded else []
-    return replace(c, subgraph=subgraph, expanded=tuple(expanded), connected=tuple(extra))
+    return _read_answer(q, replace(c, subgraph=subgraph, expanded=tuple(expanded)), expanded)
 
 
 def pack(

@@ -17,7 +17,7 @@ from oya.core.kinds import DEMOTED, DEMOTED_ALL, file_kind
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, run
 from oya.core.query import plan_query
-from oya.core.results import FileHit, Hit
+from oya.core.results import Candidate, FileHit, Hit
 from oya.core.stages import Candidates, Query
 
 WEIGHTS = {"lexical": 1.0, "semantic": 1.0, "graph": 0.8}
@@ -178,17 +178,31 @@ def test_the_shipped_kinds_stage_moves_build_file_chunks_after_the_code_but_not_
 
 
 def test_cap_limits_per_file_and_in_all(inventory: Inventory) -> None:
-    pool = tuple(Hit(c, 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
+    pool = tuple(Candidate(c.ref(), 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
     out = stages.cap(query(inventory, "x"), replace(start(), pool=pool), k=5, max_per_file=1)
-    assert len(out.hits) == 5 and len({h.chunk.path for h in out.hits}) == 5
-    assert [h.chunk.id for h in out.hits] == [h.chunk.id for h in pool if h in out.hits]
+    assert len(out.picked) == 5 and len({h.chunk.path for h in out.picked}) == 5
+    assert list(out.picked) == [h for h in pool if h in out.picked]
+    assert out.hits == ()  # no text read yet: expand reads it with the connected code's
+
+
+def test_expand_reads_the_hits_text_and_the_pools_only_when_the_question_names_code(
+    inventory: Inventory,
+) -> None:
+    pool = tuple(Candidate(c.ref(), 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
+    c = replace(start(), pool=pool, picked=pool[:3])
+    kw = {"seed_count": 1, "hops": 0, "min_confidence": 0.5, "max_nodes": 24, "prior": uniform_prior}
+    plain = stages.expand(query(inventory, "how are prices rounded"), c, **kw)
+    assert [h.chunk for h in plain.hits] == list(inventory.chunks[:3]) and plain.pool_chunks == ()
+    named = stages.expand(query(inventory, "format_money drops cents"), c, **kw)
+    assert named.hits == plain.hits and named.pool_chunks == tuple(inventory.chunks)
 
 
 def test_expand_follows_the_graph_from_the_top_hits(inventory: Inventory) -> None:
     hits = (hit(inventory, "InventoryService.reserve", 1.0),)
-    c = replace(start(), hits=hits)
+    c = replace(start(), picked=tuple(Candidate(h.chunk.ref(), h.score, h.channels, h.ranks) for h in hits))
     q = query(inventory, "reserve")
     out = stages.expand(q, c, seed_count=1, hops=2, min_confidence=0.5, max_nodes=24, prior=uniform_prior)
+    assert out.hits == hits
     assert out.subgraph.seeds == (hits[0].chunk.node_id,)
     assert out.expanded and all(out.subgraph.distance[n] > 0 for n in out.expanded)
     assert out.connected and all(h.channels == ("graph-expansion",) for h in out.connected)
