@@ -60,9 +60,10 @@ class _EdgeColumns:
     def __init__(
         self, ids: Sequence[str], sources: list[int], targets: list[int], kinds: list[str], confs: list[Any]
     ) -> None:
-        if any(a > b for a, b in zip(sources, sources[1:], strict=False)):
+        if sources != sorted(sources):  # (in C: a sorted list is one pass of the sort)
             raise BundleError("the graph shard's edges are not in source order")  # walks bisect them
-        if any(not 0 <= p < len(ids) for p in (*sources[:1], *sources[-1:], *targets)):
+        ends = [*sources[:1], *sources[-1:], *targets]
+        if ends and not (0 <= min(ends) and max(ends) < len(ids)):
             raise BundleError("an edge of the graph shard names a node position out of range")
         self.ids, self.sources, self.targets, self.kinds, self.confidences = (
             ids,

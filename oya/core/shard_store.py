@@ -18,6 +18,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Any
 
 from oya.core.bundle_format import BundleError, inflate
@@ -41,13 +42,8 @@ def deltas(values: Sequence[int]) -> list[int]:
 
 
 def undelta(diffs: Sequence[int]) -> list[int]:
-    """The values ``deltas`` encoded."""
-    out: list[int] = []
-    total = 0
-    for d in diffs:
-        total += int(d)
-        out.append(total)
-    return out
+    """The values ``deltas`` encoded (a running sum in C: opening reads ~400k of them)."""
+    return list(accumulate(map(int, diffs)))
 
 
 def file_deltas(files: Sequence[int], values: Sequence[int]) -> list[int]:

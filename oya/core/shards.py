@@ -57,8 +57,9 @@ Theory of operation:
   it does not hold yet; the round then raises one ``ShardsMissing`` naming every shard the stage
   lacks, nothing is marked loaded, and the caller fetches them all in parallel and asks again
   (retrieval is deterministic, so the retry answers as an uninterrupted run). A question then
-  costs a few round trips (terms; the hits' chunks; connected chunks with the shown nodes' details,
-  ``fetched_together``; the diagram's other nodes), not one per shard.
+  costs two round trips (terms; then the answer's text: the hits' chunks, the connected code's and
+  the shown nodes' details, ``fetched_together``), rarely a third (the diagram's other nodes), not
+  one per shard.
 * **Measured**: ``bench/shard_bench.py`` (``bench/results/shard_bench.md``): what opening costs
   (manifest + graph) and what a question adds, on real indexes; every answer identical to the
   whole bundle's (tests/site/test_shards.py).
@@ -159,7 +160,7 @@ class ShardedCorpus(ChunkMaps):
     ) -> None:
         # chunks come in (path, start line, id) order: a chunk's position orders it as its start line
         # would, so each node's chunks are listed in position order (chunks_by_node's order, unsorted)
-        if any(a > b for a, b in zip(chunk_paths, chunk_paths[1:], strict=False)):
+        if chunk_paths != sorted(chunk_paths):
             raise BundleError("the manifest's chunks are not in path order")
         by_node: dict[str, list[str]] = {}
         for cid, node in zip(ids, chunk_nodes, strict=True):
