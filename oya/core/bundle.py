@@ -231,8 +231,10 @@ class Bundle:
 
     def prepare(self) -> None:
         """Build what the first question builds anyway from what is held (the graph channel's name
-        index), so a browser worker can do it while the question's shards download."""
+        index, whole-file BM25's path tokens), so a browser worker can do it while the question's
+        shards download."""
         self.graph.name_index()
+        self._lexical.file_docs(self.corpus.chunk_paths())
 
     def fetch_depth(self, **options: Any) -> int:
         """How deep a semantic ranking handed to ``ask`` (``ranked``) must go for these options."""

@@ -301,6 +301,19 @@ def test_a_question_naming_no_code_reads_only_its_hits_and_connected_chunks(buil
     assert fewer >= len(plain) // 3  # of these small answers, many had more candidates than reads
 
 
+def test_prepare_reads_no_shard_and_changes_no_answer(built: dict[str, Any]) -> None:
+    """The worker runs ``prepare`` while a question's shards download: it must need none itself."""
+    folder: Path = built["folder"]
+    fetch = CountingFetch(folder)
+    bundle = open_shards(fetch, built["info"]["manifest"])
+    opened = list(fetch.names)
+    bundle.prepare()
+    assert fetch.names == opened
+    assert bundle.graph._names is not None  # the name index is built
+    for q in _questions(built["whole"])[::7]:
+        assert _answer(bundle, q) == _answer(built["whole"], q), q
+
+
 def test_shards_are_content_addressed_and_deterministic(built: dict[str, Any], tmp_path: Path) -> None:
     folder: Path = built["folder"]
     with Index(built["work"] / "index") as index:
