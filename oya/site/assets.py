@@ -45,7 +45,21 @@ HASH_CHARS = 10
 MIN_SAVING = 0.1  # keep a compressed copy only if it is at least 10% smaller
 MIN_BYTES = 512
 COMPRESSIBLE = frozenset(
-    {".html", ".js", ".mjs", ".css", ".json", ".wasm", ".onnx", ".bin", ".zip", ".svg", ".txt", ".map"}
+    {
+        ".html",
+        ".js",
+        ".mjs",
+        ".css",
+        ".json",
+        ".wasm",
+        ".onnx",
+        ".bin",
+        ".zip",
+        ".whl",
+        ".svg",
+        ".txt",
+        ".map",
+    }
 )
 ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
 

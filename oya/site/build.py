@@ -142,14 +142,16 @@ def _write_into(
         "bundle": None,
     }
     if with_runtime:
-        from oya.site.core_wheel import build_core_wheel
-        from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
+        from oya.site.core_wheel import build_core_wheel, core_sources
+        from oya.site.vendor import copy_model, copy_runtime, core_bytecode, ensure_vendor
 
         _say(console, "site: copying the browser runtime (Pyodide, mermaid, transformers.js)")
-        runtime = copy_runtime(ensure_vendor(cache.root), tmp, previous)
+        modules = ensure_vendor(cache.root)
+        runtime = copy_runtime(modules, tmp, previous)
         sizes["runtime"] += runtime["runtime"] + runtime["js"]
         sizes["model"] += runtime["model"]
-        wheel = build_core_wheel(tmp / "vendor")
+        bytecode = core_bytecode(modules, core_sources(), cache.root)
+        wheel = build_core_wheel(tmp / "vendor", bytecode=bytecode)
         sizes["runtime"] += wheel.stat().st_size
         manifest["wheel"] = "vendor/" + wheel.name
         if BROWSER_MODEL in manifest["embedding_model"]:

@@ -2,15 +2,17 @@
 // browser runs (so the bytecode matches its Python exactly). python_stdlib.zip ships only .py
 // sources, so every page load recompiled the ~200 modules imported at boot: precompiled, a cold
 // Pyodide boot took 0.3 s instead of 1.5 s under Node and 2.5 s instead of 3.9 s in Chromium, for
-// 2 MB more to download. Usage: node precompile_stdlib.mjs <pyodide dir> <out zip>
+// 2 MB more to download. The core wheel's modules go the same way (oya.site.vendor.core_bytecode):
+// given an input zip of sources, that zip is compiled instead of the standard library.
+// Usage: node precompile_stdlib.mjs <pyodide dir> <out zip> [<in zip>]
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [pyodideDir, outZip] = process.argv.slice(2);
+const [pyodideDir, outZip, inZip] = process.argv.slice(2);
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const py = await loadPyodide({ indexURL: pyodideDir + path.sep });
-py.FS.writeFile("/tmp/in.zip", fs.readFileSync(path.join(pyodideDir, "python_stdlib.zip")));
+py.FS.writeFile("/tmp/in.zip", new Uint8Array(fs.readFileSync(inZip ?? path.join(pyodideDir, "python_stdlib.zip"))));
 py.runPython(`
 import importlib._bootstrap_external as be
 import importlib.util

@@ -27,10 +27,10 @@ from oya.core.shards import open_shards
 from oya.embedding.embedder import HashingEmbedder
 from oya.settings import default_cache_dir
 from oya.site.bundle import bundle_document, export_bundle
-from oya.site.core_wheel import build_core_wheel
+from oya.site.core_wheel import build_core_wheel, core_sources
 from oya.site.shards import export_shards
 from oya.site.stdlib_trim import STDLIB_MODULES, keeps, member_module, trim_stdlib, trimmed_stdlib
-from oya.site.vendor import copy_runtime, ensure_vendor, stdlib_source
+from oya.site.vendor import copy_runtime, core_bytecode, ensure_vendor, stdlib_source
 from oya.store.index import Index
 
 pytestmark = pytest.mark.slow
@@ -80,7 +80,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "rank": [[embed.vector(QUESTIONS[0]), 20]],
     }
     (work / "requests.json").write_text(json.dumps(requests), encoding="utf-8")
-    return {"work": work, "requests": requests, "wheel": build_core_wheel(work / "wheel")}
+    # the wheel a site ships: the core as bytecode its own Pyodide compiled
+    bytecode = core_bytecode(ensure_vendor(default_cache_dir()), core_sources(), default_cache_dir())
+    assert bytecode, "the core could not be compiled by the vendored Pyodide"
+    return {"work": work, "requests": requests, "wheel": build_core_wheel(work / "wheel", bytecode=bytecode)}
 
 
 def _cpython(built: dict[str, Any]) -> dict[str, Any]:
@@ -137,6 +140,8 @@ def _comparable(answers: list[str]) -> list[Any]:
 
 
 def test_the_core_imports_only_listed_modules_and_answers_from_the_trimmed_zip(built: dict[str, Any]) -> None:
+    modules = [n for n in zipfile.ZipFile(built["wheel"]).namelist() if n.startswith("oya/core/")]
+    assert modules and all(n.endswith(".pyc") for n in modules), modules  # bytecode, no sources
     full = _pyodide(built, None)
     missing = [m for m in full["modules"] if not keeps(m, STDLIB_MODULES)]
     assert not missing, f"the core imports modules oya.site.stdlib_trim does not ship; add them: {missing}"
