@@ -18,6 +18,7 @@ Theory of operation:
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -197,6 +198,8 @@ class CodeGraph:
         long prefix with a question word: questions name the noun ("expansion", "embedding",
         "connection"), code the verb (``expand``, ``embed``, ``connect``).
         """
+        if k <= 0:
+            return []
         index = self.name_index()
         q = set(query_tokens)
         exact = {i.rsplit(".", 1)[-1].lower() for i in identifiers}
@@ -209,33 +212,77 @@ class CodeGraph:
                     words.setdefault(t[:PREFIX], []).append(t)
         path_wanted: dict[str, bool] = {}  # per file, not per node: a traceback names many paths
         candidates = self._name_candidates(q, exact, words, wanted_paths, path_wanted)
-        scores: list[tuple[str, float]] = []
+        # what a node's name gives, once per distinct name (sympy: 14k "test_*" candidates for
+        # "test"); then each node's bound with full context cover, best first, and exact scores
+        # only while a bound can still reach the k best (a bound is the score's own sum with the
+        # cover at its maximum 1, so it is never below the score)
+        names: dict[str, tuple[float, float] | None] = {}
+        near: dict[str, bool] = {}  # name token -> meets a question word by prefix
+        bounds: list[tuple[float, str, float, float, float]] = []
         for node_id in candidates:
             node = self.nodes[node_id]
-            name_toks = index.name_tokens(node)
-            if not name_toks:
+            if node.name not in names:
+                names[node.name] = _name_part(index.name_tokens(node), node.name, q, words, exact, near)
+            part = names[node.name]
+            if part is None:
                 continue
-            hits: float = len(name_toks & q)
-            if words:
-                hits += PREFIX_CREDIT * sum(
-                    1
-                    for n in name_toks - q
-                    if any(prefix_match_words(n, w) for w in words.get(n[:PREFIX], ()))
-                )
-            name_cover = hits / len(name_toks)
+            cover, named = part
+            in_path = 1.5 if wanted_paths and _path_wanted(node.path, wanted_paths, path_wanted) else 0.0
+            bound = _base(cover, 1.0, named, in_path)
+            if bound >= 1.0:  # below: a single shared generic token is noise
+                bounds.append((bound + 0.5 * node.centrality, node_id, cover, named, in_path))
+        bounds.sort(key=lambda b: -b[0])
+        scores: list[tuple[str, float]] = []
+        kth: list[float] = []  # the k best scores so far (a min-heap)
+        for bound, node_id, cover, named, in_path in bounds:
+            if len(kth) >= k and bound < kth[0]:
+                break
+            node = self.nodes[node_id]
             ctx_toks = index.context_tokens(node)
-            ctx_cover = len(ctx_toks & q) / max(len(ctx_toks), 1)
-            score = 2.0 * name_cover + 0.5 * ctx_cover
-            if node.name.lower() in exact or node.name.lower() in q and len(split_identifier(node.name)) > 1:
-                score += 3.0
-            if wanted_paths and _path_wanted(node.path, wanted_paths, path_wanted):
-                score += 1.5
-            if score < 1.0:  # a single shared generic token is noise
+            score = _base(cover, len(ctx_toks & q) / max(len(ctx_toks), 1), named, in_path)
+            if score < 1.0:
                 continue
             score += 0.5 * node.centrality
             scores.append((node_id, score))
+            heapq.heappush(kth, score)
+            if len(kth) > k:
+                heapq.heappop(kth)
         scores.sort(key=lambda item: (-item[1], item[0]))
         return scores[:k]
+
+
+def _name_part(
+    name_toks: frozenset[str],
+    name: str,
+    q: set[str],
+    words: Mapping[str, list[str]],
+    exact: set[str],
+    near: dict[str, bool],
+) -> tuple[float, float] | None:
+    """A name's cover of the question (prefix meetings at ``PREFIX_CREDIT``) and its bonus for
+    being named exactly; None for a name without tokens."""
+    if not name_toks:
+        return None
+    hits: float = len(name_toks & q)
+    if words:
+        meets = 0
+        for n in name_toks - q:
+            hit = near.get(n)
+            if hit is None:
+                hit = near[n] = any(prefix_match_words(n, w) for w in words.get(n[:PREFIX], ()))
+            meets += hit
+        hits += PREFIX_CREDIT * meets
+    low = name.lower()
+    named = 3.0 if low in exact or low in q and len(split_identifier(name)) > 1 else 0.0
+    return hits / len(name_toks), named
+
+
+def _base(name_cover: float, ctx_cover: float, named: float, in_path: float) -> float:
+    """A node's score before centrality, summed in one order (its bound is the same sum)."""
+    score = 2.0 * name_cover + 0.5 * ctx_cover
+    score += named
+    score += in_path
+    return score
 
 
 def _path_wanted(path: str, wanted: Sequence[str], seen: dict[str, bool]) -> bool:
