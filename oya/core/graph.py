@@ -183,6 +183,39 @@ class CodeGraph:
                     candidates.update(n for n in ids if index.context_tokens(nodes[n]) & q)
         return candidates
 
+    def _bounds(
+        self,
+        candidates: set[str],
+        q: set[str],
+        words: Mapping[str, list[str]],
+        exact: set[str],
+        wanted: Sequence[str],
+        path_wanted: dict[str, bool],
+    ) -> list[tuple[float, str, float, float, float]]:
+        """Each candidate that can pass the floor as (bound, id, name cover, named bonus, path bonus).
+
+        What a node's name gives is worked out once per distinct name (sympy: 14k ``test_*``
+        candidates for "test"); the bound is the score's own sum with the context cover at its
+        maximum 1, so it is never below the score, and ``match_names`` computes exact scores only
+        while a bound can still reach the k best."""
+        index = self.name_index()
+        names: dict[str, tuple[float, float] | None] = {}
+        near: dict[str, bool] = {}  # name token -> meets a question word by prefix
+        bounds: list[tuple[float, str, float, float, float]] = []
+        for node_id in candidates:
+            node = self.nodes[node_id]
+            if node.name not in names:
+                names[node.name] = _name_part(index.name_tokens(node), node.name, q, words, exact, near)
+            part = names[node.name]
+            if part is None:
+                continue
+            cover, named = part
+            in_path = 1.5 if wanted and _path_wanted(node.path, wanted, path_wanted) else 0.0
+            bound = _base(cover, 1.0, named, in_path)
+            if bound >= 1.0:  # below: a single shared generic token is noise
+                bounds.append((bound + 0.5 * node.centrality, node_id, cover, named, in_path))
+        return bounds
+
     def match_names(
         self,
         query_tokens: Sequence[str],
@@ -212,25 +245,7 @@ class CodeGraph:
                     words.setdefault(t[:PREFIX], []).append(t)
         path_wanted: dict[str, bool] = {}  # per file, not per node: a traceback names many paths
         candidates = self._name_candidates(q, exact, words, wanted_paths, path_wanted)
-        # what a node's name gives, once per distinct name (sympy: 14k "test_*" candidates for
-        # "test"); then each node's bound with full context cover, best first, and exact scores
-        # only while a bound can still reach the k best (a bound is the score's own sum with the
-        # cover at its maximum 1, so it is never below the score)
-        names: dict[str, tuple[float, float] | None] = {}
-        near: dict[str, bool] = {}  # name token -> meets a question word by prefix
-        bounds: list[tuple[float, str, float, float, float]] = []
-        for node_id in candidates:
-            node = self.nodes[node_id]
-            if node.name not in names:
-                names[node.name] = _name_part(index.name_tokens(node), node.name, q, words, exact, near)
-            part = names[node.name]
-            if part is None:
-                continue
-            cover, named = part
-            in_path = 1.5 if wanted_paths and _path_wanted(node.path, wanted_paths, path_wanted) else 0.0
-            bound = _base(cover, 1.0, named, in_path)
-            if bound >= 1.0:  # below: a single shared generic token is noise
-                bounds.append((bound + 0.5 * node.centrality, node_id, cover, named, in_path))
+        bounds = self._bounds(candidates, q, words, exact, wanted_paths, path_wanted)
         bounds.sort(key=lambda b: -b[0])
         scores: list[tuple[str, float]] = []
         kth: list[float] = []  # the k best scores so far (a min-heap)
