@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -76,6 +77,9 @@ class OnnxMiniLMEmbedder:
         self.cache_dir = cache_dir
         self._session = None
         self._tokenizer = None
+        # seconds of the one-off preparation, reported by the build: "export" (once per cache
+        # folder; about nothing when cached) and "load" (the session and tokenizer)
+        self.load_seconds: dict[str, float] = {}
 
     def _load(self):  # type: ignore[no-untyped-def]
         if self._session is None:
@@ -85,7 +89,9 @@ class OnnxMiniLMEmbedder:
 
                 from oya.embedding.model_export import export_query_model
 
+                t0 = time.perf_counter()
                 model_dir = export_query_model(self.cache_dir)
+                t1 = time.perf_counter()
                 self._session = ort.InferenceSession(
                     str(model_dir / self.model_file),
                     sess_options=self.session_options(ort),
@@ -95,6 +101,10 @@ class OnnxMiniLMEmbedder:
                 tokenizer.enable_truncation(MAX_SEQ_LENGTH)
                 tokenizer.no_padding()
                 self._tokenizer = tokenizer
+                self.load_seconds = {
+                    "export": round(t1 - t0, 3),
+                    "load": round(time.perf_counter() - t1, 3),
+                }
             except ModelError:
                 raise
             except Exception as exc:  # translate at the boundary

@@ -31,6 +31,7 @@ import gzip
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -124,16 +125,24 @@ def _packed(data: bytes, encoding: str, cache: Path | None, runtime: bool) -> by
     return out
 
 
-def precompress(site: Path, cache: Path | None = None, previous: Path | None = None) -> dict[str, int]:
+def precompress(
+    site: Path,
+    cache: Path | None = None,
+    previous: Path | None = None,
+    seconds: dict[str, float] | None = None,
+) -> dict[str, int]:
     """Write ``.br``/``.gz`` beside every compressible file; return raw and compressed byte totals.
 
     A file the ``previous`` site holds with the same bytes takes its compressed copies from there
-    (hard links), so an incremental build compresses only what changed.
+    (hard links), so an incremental build compresses only what changed. ``seconds`` receives the
+    wall seconds spent on the runtime's files (``compress_runtime``) and on the rest (``compress_site``).
     """
     totals = {"files": 0, "raw": 0, "br": 0, "gzip": 0}
+    spent = {"compress_runtime": 0.0, "compress_site": 0.0}
     for path in sorted(site.rglob("*")):
         if not path.is_file() or path.suffix not in COMPRESSIBLE or path.stat().st_size < MIN_BYTES:
             continue
+        t0 = time.perf_counter()
         data = path.read_bytes()
         runtime = path.relative_to(site).parts[0] in HASHED_PARENTS
         totals["files"] += 1
@@ -149,6 +158,10 @@ def precompress(site: Path, cache: Path | None = None, previous: Path | None = N
                 totals[encoding] += len(packed)
             else:
                 totals[encoding] += len(data)
+        spent["compress_runtime" if runtime else "compress_site"] += time.perf_counter() - t0
+    if seconds is not None:
+        for name, value in spent.items():
+            seconds[name] = round(seconds.get(name, 0.0) + value, 3)
     return totals
 
 
@@ -166,9 +179,14 @@ def _reuse(path: Path, out: Path, previous: Path | None, site: Path, data: bytes
 
 
 def finish_assets(
-    site: Path, manifest: dict[str, Any], cache: Path | None, previous: Path | None
+    site: Path,
+    manifest: dict[str, Any],
+    cache: Path | None,
+    previous: Path | None,
+    seconds: dict[str, float] | None = None,
 ) -> dict[str, int]:
-    """Hash the units, point ``manifest`` at the new names (``assets`` and the named files), precompress."""
+    """Hash the units, point ``manifest`` at the new names (``assets`` and the named files), precompress
+    (its seconds into ``seconds``, as ``precompress`` says)."""
     assets = hash_units(site)
     manifest["assets"] = assets
     if manifest.get("wheel"):
@@ -177,4 +195,4 @@ def finish_assets(
         manifest["model"] = resolve(assets, manifest["model"].rstrip("/") + "/").rstrip("/")
     if manifest.get("bundle"):
         manifest["bundle"]["path"] = resolve(assets, manifest["bundle"].get("path", "bundle/"))
-    return precompress(site, cache, previous)
+    return precompress(site, cache, previous, seconds)
