@@ -20,7 +20,8 @@ Theory of operation:
   only ``.gz``; Brotli is 20–35% smaller on the WASM runtimes. Brotli at quality 11 takes minutes
   on the large runtime files, so the runtime's and model's copies (``vendor/``, ``models/``: the
   same on every build) are cached by content digest under the Oya cache folder; pages and the
-  bundle, new on every build, get a fast level (Brotli 6, gzip 6).
+  bundle, new on every build, get a fast level (Brotli 6, gzip 6). On a first build a child
+  process fills that cache while the index is built (``oya.site.prepare``), so here they are found.
 * Generic: it walks whatever files the build wrote, so a bundle format with other or more files
   (shards, quantized vectors) is hashed and compressed the same way.
 """
@@ -125,6 +126,17 @@ def _packed(data: bytes, encoding: str, cache: Path | None, runtime: bool) -> by
     return out
 
 
+def needs_compressing(path: Path) -> bool:
+    """Whether ``precompress`` writes compressed copies of a file like this one (by name and size)."""
+    return path.suffix in COMPRESSIBLE and path.stat().st_size >= MIN_BYTES
+
+
+def precompress_runtime_file(data: bytes, cache: Path) -> None:
+    """Put a runtime file's compressed copies into ``cache`` (``oya.site.prepare``, ahead of the site)."""
+    for encoding, _ in ENCODINGS:
+        _packed(data, encoding, cache, runtime=True)
+
+
 def precompress(
     site: Path,
     cache: Path | None = None,
@@ -140,7 +152,7 @@ def precompress(
     totals = {"files": 0, "raw": 0, "br": 0, "gzip": 0}
     spent = {"compress_runtime": 0.0, "compress_site": 0.0}
     for path in sorted(site.rglob("*")):
-        if not path.is_file() or path.suffix not in COMPRESSIBLE or path.stat().st_size < MIN_BYTES:
+        if not path.is_file() or not needs_compressing(path):
             continue
         t0 = time.perf_counter()
         data = path.read_bytes()

@@ -158,8 +158,11 @@ def _write_into(
     }
     if with_runtime:
         from oya.site.core_wheel import build_core_wheel
+        from oya.site.prepare import wait_for_preparation
         from oya.site.vendor import copy_model, copy_runtime, ensure_vendor
 
+        # the child that prepares the runtime in the cache (oya.site.prepare), if one still runs
+        steps["waited_for_preparation"] = round(wait_for_preparation(cache.root), 3)
         _say(console, "site: copying the browser runtime (Pyodide, mermaid, transformers.js)")
         with _timed(steps, "npm_install"):
             vendor = ensure_vendor(cache.root)

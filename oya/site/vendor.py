@@ -133,6 +133,19 @@ def stdlib_source(pyodide_dir: Path) -> Path:
     return precompiled if precompiled.is_file() else pyodide_dir / "python_stdlib.zip"
 
 
+def runtime_files(vendor_dir: Path) -> Iterator[tuple[Path, str, str]]:
+    """(source, destination under ``site/vendor``, group) of each runtime file the site ships."""
+    for src_rel, dest_rel, group in RUNTIME_FILES:
+        src = vendor_dir / src_rel
+        if src_rel == "pyodide/python_stdlib.zip" and src.is_file():
+            # bytecode (a faster cold start), only the modules the worker imports (a lighter one)
+            src = trimmed_stdlib(stdlib_source(src.parent))
+        yield src, dest_rel, group
+
+
+MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED)
+
+
 def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None) -> dict[str, int]:
     """Copy the browser runtime files into ``site_dir/vendor/``; return bytes per group.
 
@@ -140,11 +153,7 @@ def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None)
     Files the ``previous`` site already holds unchanged are hard-linked from it instead of copied.
     """
     sizes = {"runtime": 0, "model": 0, "js": 0}
-    for src_rel, dest_rel, group in RUNTIME_FILES:
-        src = vendor_dir / src_rel
-        if src_rel == "pyodide/python_stdlib.zip" and src.is_file():
-            # bytecode (a faster cold start), only the modules the worker imports (a lighter one)
-            src = trimmed_stdlib(stdlib_source(src.parent))
+    for src, dest_rel, group in runtime_files(vendor_dir):
         if not src.is_file():
             raise SiteError(f"vendor file missing: {src} (run ensure_vendor first)")
         rel = Path("vendor") / dest_rel
@@ -161,7 +170,7 @@ def copy_model(model_dir: Path, site_dir: Path, previous: Path | None = None) ->
     """
     dest_rel = Path("models") / model_dir.name
     total = 0
-    for rel in ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED):
+    for rel in MODEL_FILES:
         src = model_dir / rel
         if not src.is_file():
             raise ModelError(f"exported model is missing {rel} in {model_dir}")

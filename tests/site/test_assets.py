@@ -105,6 +105,14 @@ def test_an_unchanged_file_reuses_the_previous_sites_copies(tmp_path: Path) -> N
     assert (new / "index.html.br").stat().st_ino == (old / "index.html.br").stat().st_ino
 
 
+def test_the_seconds_of_the_runtimes_compression_are_reported_apart(tmp_path: Path) -> None:
+    """A first build's summary says what the runtime's slow, cached compression cost (and the rest)."""
+    seconds: dict[str, float] = {}
+    finish_assets(make_site(tmp_path), {}, tmp_path / "cache", None, seconds)
+    assert set(seconds) == {"compress_runtime", "compress_site"}
+    assert seconds["compress_runtime"] > 0 and seconds["compress_site"] > 0
+
+
 @pytest.fixture()
 def server(built: tuple[Path, dict]) -> Iterator[tuple[int, dict]]:
     site, manifest = built
