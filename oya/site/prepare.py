@@ -30,8 +30,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 LOCK_NAME = ".prepare.lock"
@@ -97,31 +97,35 @@ def stop_preparation(child: subprocess.Popen[bytes] | None) -> None:
         child.wait()
 
 
-def runtime_sources(cache_root: Path) -> Iterator[Path]:
-    """The runtime's and the model's files as the site copies them (npm install and export first)."""
-    from oya.embedding.model_export import export_query_model
-    from oya.site.vendor import MODEL_FILES, ensure_vendor, runtime_files
-
-    yield from (src for src, _, _ in runtime_files(ensure_vendor(cache_root)))
-    model_dir = export_query_model(cache_root)
-    yield from (model_dir / rel for rel in MODEL_FILES)
-
-
 def _compress_one(path: str, cache: str) -> None:
     from oya.site.assets import precompress_runtime_file
 
     precompress_runtime_file(Path(path).read_bytes(), Path(cache))
 
 
-def prepare(cache_root: Path, workers: int | None = None) -> None:
-    """Install, export and compress everything a site's runtime needs into ``cache_root``."""
+def _compress_all(pool: ProcessPoolExecutor, paths: Iterable[Path], cache: Path) -> list[Future[None]]:
     from oya.site.assets import needs_compressing
 
-    sources = [p for p in runtime_sources(cache_root) if needs_compressing(p)]
-    sources.sort(key=lambda p: p.stat().st_size, reverse=True)  # the largest first: the cores end together
+    todo = sorted((p for p in paths if needs_compressing(p)), key=lambda p: p.stat().st_size, reverse=True)
+    return [pool.submit(_compress_one, str(p), str(cache)) for p in todo]  # largest first: cores end together
+
+
+def prepare(cache_root: Path, workers: int | None = None) -> None:
+    """Export, install and compress everything a site's runtime needs into ``cache_root``.
+
+    The model first (the build's embedder needs it at once, and it is the longest file to compress),
+    its compression running while ``npm ci`` installs the runtime, whose files follow.
+    """
+    from oya.embedding.model_export import export_query_model
+    from oya.site.vendor import MODEL_FILES, ensure_vendor, runtime_files
+
     cache = compressed_dir(cache_root)
     with ProcessPoolExecutor(workers or os.cpu_count() or 1) as pool:
-        for done in [pool.submit(_compress_one, str(p), str(cache)) for p in sources]:
+        model_dir = export_query_model(cache_root)
+        running = _compress_all(pool, (model_dir / rel for rel in MODEL_FILES), cache)
+        modules = ensure_vendor(cache_root)
+        running += _compress_all(pool, (src for src, _, _ in runtime_files(modules)), cache)
+        for done in running:
             done.result()
 
 
