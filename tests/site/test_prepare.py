@@ -8,6 +8,7 @@ the compression, the cache, the lock and the child process are the real ones.
 from __future__ import annotations
 
 import fcntl
+import os
 import sys
 import threading
 import time
@@ -40,6 +41,9 @@ def test_the_lock_is_held_from_the_start_until_the_child_ends(tmp_path: Path) ->
     assert child is not None
     assert _held(tmp_path)  # at once: the parent took it before the child started
     assert start_preparation(tmp_path, command=sleeper) is None  # one child per cache folder
+    # its own process group (stopped whole) in the build's session: with autogroup scheduling a
+    # session of its own would get an equal share of the CPU whatever its nice value
+    assert os.getpgid(child.pid) == child.pid and os.getsid(child.pid) == os.getsid(0)
     waited = wait_for_preparation(tmp_path)
     assert child.poll() == 0 and waited > 0.5 and not _held(tmp_path)
     assert wait_for_preparation(tmp_path) < 0.5  # nothing runs: no wait
