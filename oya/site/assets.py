@@ -18,7 +18,8 @@ Theory of operation:
   ``Content-Encoding`` to a browser that accepts them, and so does any static host that honours
   precompressed files (nginx ``gzip_static``, Caddy ``precompressed``, …). Both: many hosts read
   only ``.gz``; Brotli is 20–35% smaller on the WASM runtimes. Brotli at quality 11 takes minutes
-  on the large runtime files, so the runtime's and model's copies (``vendor/``, ``models/``: the
+  on the large runtime files (10 where the data is near-random: ``brotli_quality``), so the
+  runtime's and model's copies (``vendor/``, ``models/``: the
   same on every build) are cached by content digest under the Oya cache folder; pages and the
   bundle, new on every build, get a fast level (Brotli 6, gzip 6). On a first build a child
   process fills that cache while the index is built (``oya.site.prepare``), so here they are found.
@@ -33,6 +34,7 @@ import hashlib
 import json
 import os
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,8 @@ COMPRESSIBLE = frozenset(
     {".html", ".js", ".mjs", ".css", ".json", ".wasm", ".onnx", ".bin", ".zip", ".svg", ".txt", ".map"}
 )
 ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+NEAR_RANDOM = 0.7  # zlib -1 keeps more than this share: Brotli 10 (see brotli_quality)
+CACHE_RECIPE = "2"  # in the cached copies' names: bump when the runtime's settings change
 
 
 def _digest_tree(path: Path) -> str:
@@ -104,9 +108,19 @@ def site_file(site: Path, rel: str) -> Path:
     return site / resolve(assets, rel)
 
 
+def brotli_quality(data: bytes, best: bool) -> int:
+    """6 for pages; for the runtime 11, or 10 where the data is near-random (zlib at level 1 keeps
+    more than ``NEAR_RANDOM`` of it): there quality 11's deeper search finds nothing more — on the
+    23 MB int8 model 49 bytes more at 10, in 37 CPU s against 49 (docs/DECISIONS.md)."""
+    if not best:
+        return 6
+    near_random = len(zlib.compress(data, 1)) > NEAR_RANDOM * len(data)
+    return 10 if near_random else 11
+
+
 def _compress(data: bytes, encoding: str, best: bool) -> bytes:
     if encoding == "br":
-        return bytes(brotli.compress(data, quality=11 if best else 6, lgwin=24))
+        return bytes(brotli.compress(data, quality=brotli_quality(data, best), lgwin=24))
     return gzip.compress(data, compresslevel=9 if best else 6, mtime=0)
 
 
@@ -115,7 +129,7 @@ def _packed(data: bytes, encoding: str, cache: Path | None, runtime: bool) -> by
     pages and the bundle (new on every build) at a fast one: Brotli 11 took 35 s on a 4 MB bundle."""
     if not runtime or cache is None:
         return _compress(data, encoding, runtime)
-    path = cache / f"{hashlib.sha256(data).hexdigest()}.{encoding}"
+    path = cache / f"{hashlib.sha256(data).hexdigest()}.{CACHE_RECIPE}.{encoding}"
     if path.is_file():
         return path.read_bytes()
     out = _compress(data, encoding, True)
