@@ -187,6 +187,7 @@ def chunk_embeddings(
         embedded=data.embedded,
         cached=data.cached,
         vectors=len(data.vectors),
+        model_seconds=dict(getattr(embedder, "load_seconds", {})),
         seconds=_seconds(t0),
     )
     return Output(data, metadata=_metadata(stats))
@@ -280,6 +281,7 @@ def wiki_site(
         path=str(settings.site),  # where it is published; the value is the staged folder
         pages=int(report["pages"]),
         bytes={k: int(v) for k, v in report["bytes"].items()},
+        steps={k: float(v) for k, v in report["steps"].items()},
         seconds=_seconds(t0),
     )
     return Output(str(report["staged"]), metadata=_metadata(stats))

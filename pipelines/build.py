@@ -37,6 +37,7 @@ def run_build(
     from dagster import DagsterInstance, materialize, mem_io_manager
 
     from oya.build.lock import output_lock
+    from oya.site.prepare import start_preparation, stop_preparation
     from pipelines.assets import INDEX_ASSETS, SITE_ASSETS
     from pipelines.checks import INDEX_CHECKS, SITE_CHECKS
     from pipelines.repos import repos_partitions
@@ -62,7 +63,16 @@ def run_build(
     instance.add_dynamic_partitions(repos_partitions.name, [partition])
     t0 = time.perf_counter()
     # one build per output folder at a time: a second `oya build` of it fails here at once
-    with output_lock(settings.out, wait=0), progress or contextlib.nullcontext():
+    with (
+        contextlib.ExitStack() as stack,
+        output_lock(settings.out, wait=0),
+        progress or contextlib.nullcontext(),
+    ):
+        # the site's one-off preparations (npm install, model export, the runtime's slow compression)
+        # start now in a child at the lowest priority, on the CPU the index steps leave idle; the
+        # site step waits for it and does whatever it left; a failed build ends it (oya.site.prepare)
+        if with_site and embedder == "minilm":
+            stack.callback(stop_preparation, start_preparation(settings.cache.root))
         result = materialize(
             assets,
             resources={

@@ -96,6 +96,9 @@ class EmbeddingStats(AssetStats):
     embedded: int
     cached: int
     vectors: int
+    # the model's one-off preparation inside ``seconds``: "export" (ONNX export and int8
+    # quantisation, once per cache folder) and "load" (the session); empty when nothing was embedded
+    model_seconds: dict[str, float]
     seconds: float
 
     def describe(self) -> str:
@@ -147,6 +150,10 @@ class WikiSiteStats(AssetStats):
     path: str = field(metadata=PATH)
     pages: int
     bytes: dict[str, int]  # by part: pages, static, runtime, model, bundle, total
+    # inside ``seconds``, by part: pages, npm_install, runtime_copy, core_wheel, model_export, bundle,
+    # hash_and_compress (of which compress_runtime and compress_site); npm_install, model_export and
+    # compress_runtime are the one-off preparations, paid in full once per cache folder
+    steps: dict[str, float]
     seconds: float
 
     def describe(self) -> str:

@@ -19,6 +19,7 @@ Theory of operation:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
@@ -144,10 +145,25 @@ def export_query_model(cache_dir: Path | None = None) -> Path:
     cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
     root = cache_dir / "models" / _version_key()
     model_dir = root / MODEL_NAME
-    if (root / _DONE).is_file() and (model_dir / QUANTIZED).is_file() and (model_dir / FP32).is_file():
+    if _complete(root):
         return model_dir
-    source = _source_model_dir()
     root.parent.mkdir(parents=True, exist_ok=True)
+    # one export at a time per cache: a second process (another build, the site's preparation child,
+    # ``oya.site.prepare``) waits and takes the finished one, never replacing a folder being read
+    with open(root.parent / ".export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _complete(root):
+            _export(root)
+    return model_dir
+
+
+def _complete(root: Path) -> bool:
+    model_dir = root / MODEL_NAME
+    return (root / _DONE).is_file() and (model_dir / QUANTIZED).is_file() and (model_dir / FP32).is_file()
+
+
+def _export(root: Path) -> None:
+    source = _source_model_dir()
     try:
         with tempfile.TemporaryDirectory(dir=root.parent, prefix=".export-") as tmp:
             work = Path(tmp)
@@ -163,4 +179,3 @@ def export_query_model(cache_dir: Path | None = None) -> Path:
             (work / "out").rename(root)
     except (OSError, RuntimeError, ValueError) as exc:
         raise ModelError(f"could not export the query model to ONNX: {exc}") from exc
-    return model_dir

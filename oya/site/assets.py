@@ -18,9 +18,11 @@ Theory of operation:
   ``Content-Encoding`` to a browser that accepts them, and so does any static host that honours
   precompressed files (nginx ``gzip_static``, Caddy ``precompressed``, …). Both: many hosts read
   only ``.gz``; Brotli is 20–35% smaller on the WASM runtimes. Brotli at quality 11 takes minutes
-  on the large runtime files, so the runtime's and model's copies (``vendor/``, ``models/``: the
+  on the large runtime files (10 where the data is near-random: ``brotli_quality``), so the
+  runtime's and model's copies (``vendor/``, ``models/``: the
   same on every build) are cached by content digest under the Oya cache folder; pages and the
-  bundle, new on every build, get a fast level (Brotli 6, gzip 6).
+  bundle, new on every build, get a fast level (Brotli 6, gzip 6). On a first build a child
+  process fills that cache while the index is built (``oya.site.prepare``), so here they are found.
 * Generic: it walks whatever files the build wrote, so a bundle format with other or more files
   (shards, quantized vectors) is hashed and compressed the same way.
 """
@@ -31,6 +33,8 @@ import gzip
 import hashlib
 import json
 import os
+import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +59,14 @@ COMPRESSIBLE = frozenset(
         ".onnx",
         ".bin",
         ".zip",
-        ".whl",
         ".svg",
         ".txt",
         ".map",
     }
 )
 ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+NEAR_RANDOM = 0.7  # zlib -1 keeps more than this share: Brotli 10 (see brotli_quality)
+CACHE_RECIPE = "2"  # in the cached copies' names: bump when the runtime's settings change
 
 
 def _digest_tree(path: Path) -> str:
@@ -116,9 +121,19 @@ def site_file(site: Path, rel: str) -> Path:
     return site / resolve(assets, rel)
 
 
+def brotli_quality(data: bytes, best: bool) -> int:
+    """6 for pages; for the runtime 11, or 10 where the data is near-random (zlib at level 1 keeps
+    more than ``NEAR_RANDOM`` of it): there quality 11's deeper search finds nothing more — on the
+    23 MB int8 model 49 bytes more at 10, in 37 CPU s against 49 (docs/DECISIONS.md)."""
+    if not best:
+        return 6
+    near_random = len(zlib.compress(data, 1)) > NEAR_RANDOM * len(data)
+    return 10 if near_random else 11
+
+
 def _compress(data: bytes, encoding: str, best: bool) -> bytes:
     if encoding == "br":
-        return bytes(brotli.compress(data, quality=11 if best else 6, lgwin=24))
+        return bytes(brotli.compress(data, quality=brotli_quality(data, best), lgwin=24))
     return gzip.compress(data, compresslevel=9 if best else 6, mtime=0)
 
 
@@ -127,7 +142,7 @@ def _packed(data: bytes, encoding: str, cache: Path | None, runtime: bool) -> by
     pages and the bundle (new on every build) at a fast one: Brotli 11 took 35 s on a 4 MB bundle."""
     if not runtime or cache is None:
         return _compress(data, encoding, runtime)
-    path = cache / f"{hashlib.sha256(data).hexdigest()}.{encoding}"
+    path = cache / f"{hashlib.sha256(data).hexdigest()}.{CACHE_RECIPE}.{encoding}"
     if path.is_file():
         return path.read_bytes()
     out = _compress(data, encoding, True)
@@ -138,16 +153,35 @@ def _packed(data: bytes, encoding: str, cache: Path | None, runtime: bool) -> by
     return out
 
 
-def precompress(site: Path, cache: Path | None = None, previous: Path | None = None) -> dict[str, int]:
+def needs_compressing(path: Path) -> bool:
+    """Whether ``precompress`` writes compressed copies of a file like this one (by name and size)."""
+    return path.suffix in COMPRESSIBLE and path.stat().st_size >= MIN_BYTES
+
+
+def precompress_runtime_file(data: bytes, cache: Path) -> None:
+    """Put a runtime file's compressed copies into ``cache`` (``oya.site.prepare``, ahead of the site)."""
+    for encoding, _ in ENCODINGS:
+        _packed(data, encoding, cache, runtime=True)
+
+
+def precompress(
+    site: Path,
+    cache: Path | None = None,
+    previous: Path | None = None,
+    seconds: dict[str, float] | None = None,
+) -> dict[str, int]:
     """Write ``.br``/``.gz`` beside every compressible file; return raw and compressed byte totals.
 
     A file the ``previous`` site holds with the same bytes takes its compressed copies from there
-    (hard links), so an incremental build compresses only what changed.
+    (hard links), so an incremental build compresses only what changed. ``seconds`` receives the
+    wall seconds spent on the runtime's files (``compress_runtime``) and on the rest (``compress_site``).
     """
     totals = {"files": 0, "raw": 0, "br": 0, "gzip": 0}
+    spent = {"compress_runtime": 0.0, "compress_site": 0.0}
     for path in sorted(site.rglob("*")):
-        if not path.is_file() or path.suffix not in COMPRESSIBLE or path.stat().st_size < MIN_BYTES:
+        if not path.is_file() or not needs_compressing(path):
             continue
+        t0 = time.perf_counter()
         data = path.read_bytes()
         runtime = path.relative_to(site).parts[0] in HASHED_PARENTS
         totals["files"] += 1
@@ -163,6 +197,10 @@ def precompress(site: Path, cache: Path | None = None, previous: Path | None = N
                 totals[encoding] += len(packed)
             else:
                 totals[encoding] += len(data)
+        spent["compress_runtime" if runtime else "compress_site"] += time.perf_counter() - t0
+    if seconds is not None:
+        for name, value in spent.items():
+            seconds[name] = round(seconds.get(name, 0.0) + value, 3)
     return totals
 
 
@@ -180,9 +218,14 @@ def _reuse(path: Path, out: Path, previous: Path | None, site: Path, data: bytes
 
 
 def finish_assets(
-    site: Path, manifest: dict[str, Any], cache: Path | None, previous: Path | None
+    site: Path,
+    manifest: dict[str, Any],
+    cache: Path | None,
+    previous: Path | None,
+    seconds: dict[str, float] | None = None,
 ) -> dict[str, int]:
-    """Hash the units, point ``manifest`` at the new names (``assets`` and the named files), precompress."""
+    """Hash the units, point ``manifest`` at the new names (``assets`` and the named files), precompress
+    (its seconds into ``seconds``, as ``precompress`` says)."""
     assets = hash_units(site)
     manifest["assets"] = assets
     if manifest.get("wheel"):
@@ -191,4 +234,4 @@ def finish_assets(
         manifest["model"] = resolve(assets, manifest["model"].rstrip("/") + "/").rstrip("/")
     if manifest.get("bundle"):
         manifest["bundle"]["path"] = resolve(assets, manifest["bundle"].get("path", "bundle/"))
-    return precompress(site, cache, previous)
+    return precompress(site, cache, previous, seconds)

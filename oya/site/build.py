@@ -32,6 +32,7 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,16 @@ _PATH_SLACK = 64
 
 def _tree_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+@contextlib.contextmanager
+def _timed(steps: dict[str, float], name: str) -> Iterator[None]:
+    """Add the block's wall seconds to ``steps[name]`` (the site's breakdown in the build summary)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        steps[name] = round(steps.get(name, 0.0) + time.perf_counter() - t0, 3)
 
 
 def _say(console: Any, text: str) -> None:
@@ -124,10 +135,14 @@ def _write_into(
     cache: CachePaths,
 ) -> dict[str, Any]:
     sizes = {"pages": 0, "static": 0, "runtime": 0, "model": 0, "bundle": 0}
+    # seconds per part: the one-off preparations (npm install, model export, the runtime's slow
+    # compression) are paid once per cache folder and show here on a first build
+    steps: dict[str, float] = {}
     mark_site(tmp)  # what proves, at the next build, that this folder may be replaced
-    sizes["pages"] = _write_pages(tmp, pages)
-    shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(*STATIC_LEFT_OUT))
-    sizes["static"] = _tree_bytes(tmp / "static")
+    with _timed(steps, "pages"):
+        sizes["pages"] = _write_pages(tmp, pages)
+        shutil.copytree(STATIC_DIR, tmp / "static", ignore=shutil.ignore_patterns(*STATIC_LEFT_OUT))
+        sizes["static"] = _tree_bytes(tmp / "static")
     manifest: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "repo": pages.meta.get("repo_name", ""),
@@ -143,23 +158,32 @@ def _write_into(
     }
     if with_runtime:
         from oya.site.core_wheel import build_core_wheel, core_sources
+        from oya.site.prepare import wait_for_preparation
         from oya.site.vendor import copy_model, copy_runtime, core_bytecode, ensure_vendor
 
+        # the child that prepares the runtime in the cache (oya.site.prepare), if one still runs
+        steps["waited_for_preparation"] = round(wait_for_preparation(cache.root), 3)
         _say(console, "site: copying the browser runtime (Pyodide, mermaid, transformers.js)")
-        modules = ensure_vendor(cache.root)
-        runtime = copy_runtime(modules, tmp, previous)
+        with _timed(steps, "npm_install"):
+            vendor = ensure_vendor(cache.root)
+        with _timed(steps, "runtime_copy"):
+            runtime = copy_runtime(vendor, tmp, previous)
         sizes["runtime"] += runtime["runtime"] + runtime["js"]
         sizes["model"] += runtime["model"]
-        bytecode = core_bytecode(modules, core_sources(), cache.root)
-        wheel = build_core_wheel(tmp / "vendor", bytecode=bytecode)
+        with _timed(steps, "core_wheel"):  # bytecode by the runtime's own Pyodide (cached)
+            wheel = build_core_wheel(
+                tmp / "vendor", bytecode=core_bytecode(vendor, core_sources(), cache.root)
+            )
         sizes["runtime"] += wheel.stat().st_size
         manifest["wheel"] = "vendor/" + wheel.name
         if BROWSER_MODEL in manifest["embedding_model"]:
             from oya.embedding.model_export import export_query_model
 
             _say(console, "site: exporting the query model for the browser")
-            model_dir = export_query_model(cache.root)
-            sizes["model"] += copy_model(model_dir, tmp, previous)
+            with _timed(steps, "model_export"):
+                model_dir = export_query_model(cache.root)
+            with _timed(steps, "runtime_copy"):
+                sizes["model"] += copy_model(model_dir, tmp, previous)
             manifest["model"] = "models/" + model_dir.name
         else:
             _say(
@@ -169,23 +193,25 @@ def _write_into(
         from oya.site.bundle import bundle_document, write_bundle
         from oya.site.shards import SHARDS_DIR, export_shards
 
-        with Index(Path(index_dir)) as index:
-            doc, vec_bytes = bundle_document(index)
-        info = write_bundle(doc, vec_bytes, tmp / "bundle")
-        # the same data as content-hashed shards a question fetches on demand (oya.core.shards):
-        # the Ask panel's worker reads these; the whole files serve CPython (the golden check, tests)
-        shards = export_shards(doc, vec_bytes, tmp / "bundle" / SHARDS_DIR)
+        with _timed(steps, "bundle"):
+            with Index(Path(index_dir)) as index:
+                doc, vec_bytes = bundle_document(index)
+            info = write_bundle(doc, vec_bytes, tmp / "bundle")
+            # the same data as content-hashed shards a question fetches on demand (oya.core.shards):
+            # the Ask panel's worker reads these; the whole files serve CPython (the golden check, tests)
+            shards = export_shards(doc, vec_bytes, tmp / "bundle" / SHARDS_DIR)
         manifest["bundle"] = {"path": "bundle/", **info, "shards": {"path": SHARDS_DIR + "/", **shards}}
         sizes["bundle"] = _tree_bytes(tmp / "bundle")
     # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
     from oya.site.assets import finish_assets
 
-    compressed = finish_assets(tmp, manifest, cache.root / "compressed", previous)
+    with _timed(steps, "hash_and_compress"):
+        compressed = finish_assets(tmp, manifest, cache.root / "compressed", previous, steps)
     write_service_worker(tmp, manifest)  # it names the hashed files: after them (oya.site.offline)
     (tmp / "manifest.json").write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
-    return {"manifest": manifest, "bytes": sizes, "compressed": compressed}
+    return {"manifest": manifest, "bytes": sizes, "compressed": compressed, "steps": steps}
 
 
 def write_wiki_site(

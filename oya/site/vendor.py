@@ -38,6 +38,7 @@ from oya.site.stdlib_trim import trimmed_stdlib
 
 _STAMP = ".oya-vendor-stamp-2"  # bump when what ensure_vendor produces changes
 PRECOMPILED_STDLIB = "python_stdlib_pyc.zip"
+CORE_OPTIMIZE = 2  # the core's bytecode without docstrings (it reads none, asserts nothing): 165 kB, not 200
 
 # (source under node_modules, destination under site/vendor, size-report group)
 RUNTIME_FILES: tuple[tuple[str, str, str], ...] = (
@@ -137,6 +138,7 @@ def core_bytecode(
     the first answer under Node). Cached by the sources' and the runtime's digest."""
     pyodide_dir = modules / "pyodide"
     h = hashlib.sha256((pyodide_dir / "pyodide.asm.wasm").read_bytes())  # the runtime's own bytes
+    h.update(f"optimize={CORE_OPTIMIZE}".encode())
     for name, data in sources:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     cached = cache_dir / "core-bytecode" / f"{h.hexdigest()[:24]}.zip"
@@ -151,7 +153,7 @@ def core_bytecode(
                 if name.endswith(".py"):
                     zf.writestr(name, data)
         script = str(Path(__file__).with_name("precompile_stdlib.mjs"))
-        cmd = [node, script, str(pyodide_dir), str(tmp), str(src)]
+        cmd = [node, script, str(pyodide_dir), str(tmp), str(src), str(CORE_OPTIMIZE)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
         src.unlink(missing_ok=True)
         if proc.returncode != 0 or not tmp.is_file():
@@ -170,6 +172,19 @@ def stdlib_source(pyodide_dir: Path) -> Path:
     return precompiled if precompiled.is_file() else pyodide_dir / "python_stdlib.zip"
 
 
+def runtime_files(vendor_dir: Path) -> Iterator[tuple[Path, str, str]]:
+    """(source, destination under ``site/vendor``, group) of each runtime file the site ships."""
+    for src_rel, dest_rel, group in RUNTIME_FILES:
+        src = vendor_dir / src_rel
+        if src_rel == "pyodide/python_stdlib.zip" and src.is_file():
+            # bytecode (a faster cold start), only the modules the worker imports (a lighter one)
+            src = trimmed_stdlib(stdlib_source(src.parent))
+        yield src, dest_rel, group
+
+
+MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED)
+
+
 def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None) -> dict[str, int]:
     """Copy the browser runtime files into ``site_dir/vendor/``; return bytes per group.
 
@@ -177,11 +192,7 @@ def copy_runtime(vendor_dir: Path, site_dir: Path, previous: Path | None = None)
     Files the ``previous`` site already holds unchanged are hard-linked from it instead of copied.
     """
     sizes = {"runtime": 0, "model": 0, "js": 0}
-    for src_rel, dest_rel, group in RUNTIME_FILES:
-        src = vendor_dir / src_rel
-        if src_rel == "pyodide/python_stdlib.zip" and src.is_file():
-            # bytecode (a faster cold start), only the modules the worker imports (a lighter one)
-            src = trimmed_stdlib(stdlib_source(src.parent))
+    for src, dest_rel, group in runtime_files(vendor_dir):
         if not src.is_file():
             raise SiteError(f"vendor file missing: {src} (run ensure_vendor first)")
         rel = Path("vendor") / dest_rel
@@ -198,7 +209,7 @@ def copy_model(model_dir: Path, site_dir: Path, previous: Path | None = None) ->
     """
     dest_rel = Path("models") / model_dir.name
     total = 0
-    for rel in ("config.json", "tokenizer.json", "tokenizer_config.json", QUANTIZED):
+    for rel in MODEL_FILES:
         src = model_dir / rel
         if not src.is_file():
             raise ModelError(f"exported model is missing {rel} in {model_dir}")

@@ -37,6 +37,19 @@ def minilm_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "idx"
 
 
+def test_a_batch_runs_on_a_session_per_thread_and_gives_the_same_bits() -> None:
+    """The build's batches run on single-threaded sessions side by side (oya.embedding.embedder):
+    every vector must be bit-identical to one session's, alone or in any batch."""
+    texts = TEXTS + [
+        f"def f{i}(x):\n    return x * {i} + len('{'y' * i}')\n" * (i % 9 + 1) for i in range(60)
+    ]
+    alone = OnnxMiniLMEmbedder(threads=1).embed(texts)
+    pooled = OnnxMiniLMEmbedder(threads=2)
+    assert pooled.embed(texts) == alone
+    assert len(pooled._workers) == 2  # the batch ran on two single-threaded sessions
+    assert [pooled.embed([t])[0] for t in texts[:8]] == alone[:8]  # one text: one two-thread session
+
+
 def test_minilm_vectors_are_unit_length_and_meaningful() -> None:
     emb = OnnxMiniLMEmbedder()
     a, b, c = (

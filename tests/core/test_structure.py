@@ -39,3 +39,27 @@ def test_the_check_fails_on_a_long_function_and_a_long_module() -> None:
         f"m.py: {MAX_MODULE_LINES + 1} lines (limit {MAX_MODULE_LINES})"
     ]
     assert oversized("def g() -> None:\n    pass\n", "m.py") == []
+
+
+def _optimized_away(source: str) -> list[str]:
+    """What ``compile(..., optimize=2)`` would drop or change that code could rely on."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assert):
+            found.append(f"assert at line {node.lineno}")
+        elif isinstance(node, ast.Name) and node.id == "__debug__":
+            found.append(f"__debug__ at line {node.lineno}")
+        elif isinstance(node, ast.Attribute) and node.attr == "__doc__":
+            found.append(f"__doc__ at line {node.lineno}")
+    return found
+
+
+def test_the_core_runs_alike_without_docstrings_and_asserts() -> None:
+    """The site ships the core as bytecode compiled with optimize=2 (oya.site.vendor.CORE_OPTIMIZE)."""
+    bad = {p.name: f for p in sorted(CORE.glob("*.py")) if (f := _optimized_away(p.read_text()))}
+    assert not bad, bad
+    assert _optimized_away("assert x\nprint(f.__doc__, __debug__)\n") == [
+        "assert at line 1",
+        "__doc__ at line 2",
+        "__debug__ at line 2",
+    ]
