@@ -13,7 +13,7 @@ A report can also name a file outright: a stack frame (``at x.Foo.bar(Foo.java:1
 (``src/main.rs:4:5``), a link to a source line or "in ``lib/utils.js``". ``named_files`` reads those
 file names (a name with a source extension, at the end of a path or alone) and ``names_file``
 tells the paths they name; the ``named`` stage (``oya.core.stages.favour_named``) moves those files
-up the way ``scope`` does (docs/DECISIONS.md, "Code comes first inside each channel's list").
+up the way ``scope`` does (docs/DECISIONS.md, "Docs come after the code inside each channel's list").
 """
 
 from __future__ import annotations

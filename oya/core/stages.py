@@ -2,7 +2,7 @@
 
 In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters from the
 options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF), each
-read with the chunks of docs, build files and copies the question does not ask for after its code;
+read with the chunks of docs, change logs and templates the question does not ask for after the rest;
 ``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
 content once among the fused pool; ``rank_candidate_files`` ranks files from that pool and
 ``fuse_whole_files`` fuses BM25 over whole files into that ranking; ``favour_scope`` moves up
@@ -112,30 +112,22 @@ def gather(q: Query, c: Candidates, *, names: tuple[str, ...]) -> Candidates:
 
 
 def fuse_rankings(q: Query, c: Candidates, *, rrf_k: int, demoted: Sequence[str]) -> Candidates:
-    """Weighted reciprocal rank fusion of the channels' lists, each read code first: the chunks
-    of files of a ``demoted`` kind the question's first line does not ask for, and of copies it
-    does not name, after the rest, order kept (``kinds.code_first``). The ``kinds`` stage puts
-    those files last anyway; read in place, they took the first ranks of a channel's list (a
-    pasted issue template matches the repository's own, a report's words its manual) and RRF's
-    steep 1 / (k + rank) left the code below them little of that channel's vote. ``c.rankings``
-    stay as the channels gave them (the confidence reads them)."""
-    lists = _code_first_lists(q, c.rankings, demoted) if demoted else c.rankings
+    """Weighted reciprocal rank fusion of the channels' lists, each read with the chunks of files
+    of a ``demoted`` kind (docs, change logs, templates) the question's first line does not ask
+    for after the rest, order kept (``kinds.code_first``). The ``kinds`` stage puts those files
+    last anyway; read in place, they took a channel's first ranks (a pasted issue template
+    matches the repository's own, a report's words its manual) and RRF's steep 1 / (k + rank)
+    left the code below them little of that channel's vote. ``c.rankings`` stay as the
+    channels gave them (the confidence reads them)."""
+    lists = c.rankings
+    if demoted:
+        paths, subject = q.corpus.chunk_paths(), first_line(q.question)
+
+        def path(cid: str) -> str:
+            return paths.get(cid, "")
+
+        lists = {name: code_first(ids, path, subject, demoted) for name, ids in c.rankings.items()}
     return replace(c, fused=tuple(fuse(lists, c.weights, k=rrf_k)))
-
-
-def _code_first_lists(
-    q: Query, rankings: dict[str, list[str]], demoted: Sequence[str]
-) -> dict[str, list[str]]:
-    paths = q.corpus.chunk_paths()
-    copies = unnamed_copies(
-        q.corpus.file_origins(), {paths.get(cid, "") for ids in rankings.values() for cid in ids}, q.question
-    )
-    subject = first_line(q.question)
-
-    def path(cid: str) -> str:
-        return paths.get(cid, "")
-
-    return {name: code_first(ids, path, subject, demoted, copies) for name, ids in rankings.items()}
 
 
 def reweigh(q: Query, c: Candidates, *, test_weight: float, semantic_lead: float) -> Candidates:
@@ -178,12 +170,9 @@ def rank_candidate_files(
     return replace(c, files=tuple(files))
 
 
-def fuse_whole_files(
-    q: Query, c: Candidates, *, depth: int, rrf_k: int, weight: float, demoted: Sequence[str]
-) -> Candidates:
+def fuse_whole_files(q: Query, c: Candidates, *, depth: int, rrf_k: int, weight: float) -> Candidates:
     """The ranked files fused (weighted RRF, ``rrf_k``) with BM25 over whole files (path + text,
-    ``oya.core.file_lexical``), whose list counts ``weight`` and is read code first like the
-    channels' (``demoted`` kinds and unnamed copies after); unchanged when the lexical channel
+    ``oya.core.file_lexical``), whose list counts ``weight``; unchanged when the lexical channel
     did not run or cannot count per file."""
     lexical = next((ch for ch in q.channels if ch.name == "lexical"), None)
     if weight <= 0 or not isinstance(lexical, FileTerms) or "lexical" not in c.rankings:
@@ -192,14 +181,7 @@ def fuse_whole_files(
     ranked = [p for p, _ in rank_file_docs(q.plan.lexical_tokens, lexical, paths, depth)]
     if q.allowed is not None:
         ranked = [p for p in ranked if q.allowed(p)]
-    if demoted:
-        copies = unnamed_copies(q.corpus.file_origins(), ranked, q.question)
-        ranked = code_first(ranked, _same, first_line(q.question), demoted, copies)
     return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
-
-
-def _same(path: str) -> str:
-    return path
 
 
 def favour_scope(q: Query, c: Candidates, *, rrf_k: int, weight: float) -> Candidates:

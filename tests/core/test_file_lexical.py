@@ -21,7 +21,6 @@ from oya.core.file_lexical import (
     fuse_files,
     rank_file_docs,
 )
-from oya.core.kinds import DEMOTED_ALL, file_kind
 from oya.core.query import plan_query
 from oya.core.results import FileHit
 from oya.core.stages import Candidates, Query, fuse_whole_files
@@ -129,7 +128,7 @@ def test_file_lexical_fuses_whole_file_bm25_with_the_chunk_file_ranking(inventor
     q = query(inventory, "reserve stock OutOfStockError")
     c = stages.gather(q, start(), names=("lexical",))
     files = _files("inventory/models.py", "docs/guide.md")
-    out = fuse_whole_files(q, replace(c, files=files), depth=10, rrf_k=10, weight=1.0, demoted=())
+    out = fuse_whole_files(q, replace(c, files=files), depth=10, rrf_k=10, weight=1.0)
     by_file = [
         p
         for p, _ in rank_file_docs(q.plan.lexical_tokens, inventory.bm25, inventory.corpus.chunk_paths(), 10)
@@ -142,27 +141,10 @@ def test_file_lexical_fuses_whole_file_bm25_with_the_chunk_file_ranking(inventor
     assert (
         next(f for f in out.files if f.path == "inventory/service.py").chunks == ()
     )  # not a chunk candidate
-    off = fuse_whole_files(q, replace(start(), files=files), depth=10, rrf_k=10, weight=1.0, demoted=())
+    off = fuse_whole_files(q, replace(start(), files=files), depth=10, rrf_k=10, weight=1.0)
     assert off.files == files  # no lexical ranking (channel off): the files as they were
-    zero = fuse_whole_files(q, replace(c, files=files), depth=10, rrf_k=10, weight=0.0, demoted=())
+    zero = fuse_whole_files(q, replace(c, files=files), depth=10, rrf_k=10, weight=0.0)
     assert zero.files == files
-
-
-def test_the_whole_file_list_is_read_code_first(inventory: Inventory) -> None:
-    # issue 24: whole-file BM25 ranked a report's docs and CI files first, which cost the code
-    # below them its share of the vote
-    q = query(inventory, "quantities workflow parse quantity item stock")
-    c = stages.gather(q, start(), names=("lexical",))
-    paths = inventory.corpus.chunk_paths()
-    by_file = [p for p, _ in rank_file_docs(q.plan.lexical_tokens, inventory.bm25, paths, 10)]
-    late = [p for p in by_file if file_kind(p) in DEMOTED_ALL]
-    assert late and by_file.index(late[0]) < len(by_file) - len(late)  # some doc ranks above code
-    out = fuse_whole_files(q, c, depth=10, rrf_k=10, weight=1.0, demoted=DEMOTED_ALL)
-    code = [p for p in by_file if p not in late]
-    want = {p: 1 / (11 + i) for i, p in enumerate(code + late)}
-    assert {f.path: f.score for f in out.files} == pytest.approx(want)
-    inplace = fuse_whole_files(q, c, depth=10, rrf_k=10, weight=1.0, demoted=())
-    assert [f.path for f in inplace.files] == by_file
 
 
 def test_fuse_files_is_weighted_rrf_over_paths() -> None:
