@@ -2,8 +2,7 @@
 rank by their words alone, as sources do (row ``oya-noorigins`` of ``bench/commits_rank.py``).
 
 The shipped ``kinds`` stage (``oya.core.stages.order_kinds``) moves the files that are not source
-after the rest, and ``fuse`` and ``whole_files`` read them after the code in each list; this
-variant runs those stages over a corpus that reports no origins.
+after the rest; this variant runs the same stage over a corpus that reports no origins.
 """
 
 from __future__ import annotations
@@ -13,8 +12,9 @@ from dataclasses import replace as replace_record
 from functools import partial
 
 from bench.variants import replaced
-from oya.core.pipeline import Pipeline, Stage
-from oya.core.stages import Candidates, Query
+from oya.core.kinds import DEMOTED_ALL, HIT_DEMOTED
+from oya.core.pipeline import Pipeline
+from oya.core.stages import Candidates, Query, order_kinds
 
 
 class _NoOrigins:
@@ -30,13 +30,11 @@ class _NoOrigins:
         return {}
 
 
-def _blind(stage: Stage, q: Query, c: Candidates) -> Candidates:
-    return stage(replace_record(q, corpus=_NoOrigins(q.corpus)), c)
+def _kinds_without_origins(q: Query, c: Candidates) -> Candidates:
+    blind = replace_record(q, corpus=_NoOrigins(q.corpus))
+    return order_kinds(blind, c, demoted=DEMOTED_ALL, hit_demoted=HIT_DEMOTED)
 
 
 def without_origins(pipeline: Pipeline) -> Pipeline:
-    """``pipeline`` with its ``fuse``, ``whole_files`` and ``kinds`` stages blind to the files' origins."""
-    stages = dict(pipeline.stages)
-    for name in ("fuse", "whole_files", "kinds"):
-        pipeline = replaced(pipeline, name, partial(_blind, stages[name]))
-    return pipeline
+    """``pipeline`` with its ``kinds`` stage blind to the files' origins."""
+    return replaced(pipeline, "kinds", partial(_kinds_without_origins))
