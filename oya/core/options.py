@@ -55,6 +55,11 @@ class RetrievalOptions:
     # 0.5 and 1.0 within a query of each other, 2.0 lost R@5 (docs/DECISIONS.md, "A subject's
     # scope moves its files up")
     scope_weight: float = 0.5
+    # the files whose name the question spells (a stack frame's Foo.java, src/main.rs:4:5;
+    # oya.core.scope.named_files) are fused as one more list, counting this much: with docs after
+    # the code in each channel's list, issue reports R@1 +2.0 and R@5 +1.2 (docs/DECISIONS.md,
+    # "Docs come after the code inside each channel's list")
+    named_weight: float = 0.5
     # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
     # question asks about tests: tests repeat the names they test and crowd out the code itself
     test_weight: float = 0.7
@@ -83,6 +88,8 @@ class RetrievalOptions:
             raise ValueError("file_lexical_weight must be at least 0")
         if self.scope_weight < 0.0:
             raise ValueError("scope_weight must be at least 0")
+        if self.named_weight < 0.0:
+            raise ValueError("named_weight must be at least 0")
         if not 0.0 <= self.test_weight <= 1.0:
             raise ValueError("test_weight must be in [0, 1]")
 

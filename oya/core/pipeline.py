@@ -1,5 +1,5 @@
-"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> whole_files -> scope -> kinds ->
-cap -> expand -> pack.
+"""The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> whole_files -> scope -> named ->
+kinds -> cap -> expand -> pack.
 
 Theory of operation:
 
@@ -27,7 +27,7 @@ from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.files import DECAY_CHUNKS
 from oya.core.filters import path_filter
 from oya.core.graph import CodeGraph, uniform_prior
-from oya.core.kinds import DEMOTED_ALL, HIT_DEMOTED
+from oya.core.kinds import DEMOTED_ALL, HIT_DEMOTED, NON_CODE
 from oya.core.options import RetrievalOptions, fetch_depth
 from oya.core.query import QueryPlan, plan_query
 from oya.core.records import Node
@@ -38,6 +38,7 @@ from oya.core.stages import (
     cap,
     dedup,
     expand,
+    favour_named,
     favour_scope,
     fuse_rankings,
     fuse_whole_files,
@@ -79,7 +80,9 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
     o = options
     stages: tuple[tuple[str, Stage], ...] = (
         ("gather", partial(gather, names=o.channels)),
-        ("fuse", partial(fuse_rankings, rrf_k=o.rrf_k)),
+        # each channel's list read with docs, change logs and templates after the rest (issue 24;
+        # docs/DECISIONS.md, "Docs come after the code inside each channel's list")
+        ("fuse", partial(fuse_rankings, rrf_k=o.rrf_k, demoted=NON_CODE)),
         ("reweigh", partial(reweigh, test_weight=o.test_weight, semantic_lead=o.semantic_lead)),
         ("dedup", partial(dedup, pool_size=max(o.k * 6, MIN_POOL))),
         (
@@ -96,6 +99,7 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
             partial(fuse_whole_files, depth=o.fetch_k, rrf_k=o.rrf_k, weight=o.file_lexical_weight),
         ),
         ("scope", partial(favour_scope, rrf_k=o.rrf_k, weight=o.scope_weight)),
+        ("named", partial(favour_named, rrf_k=o.rrf_k, weight=o.named_weight)),
         # files: tests, docs, change logs, templates and build files after the code; the answer's
         # chunks: docs, change logs, templates and build files (tests are weighed by reweigh;
         # moving them out too cost connected coverage 9 points). Issue 16 items 7 and 8;

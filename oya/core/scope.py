@@ -8,13 +8,19 @@ issue labels such as ``fix``, ``docs`` or ``BUG`` name no component), ``names_sc
 paths it names; the ``scope`` stage (``oya.core.stages.favour_scope``) moves those files up.
 Fix commits file R@1 +1.8 points, Rust +16.1 (docs/DECISIONS.md, "A subject's scope moves its
 files up").
+
+A report can also name a file outright: a stack frame (``at x.Foo.bar(Foo.java:12)``), a panic
+(``src/main.rs:4:5``), a link to a source line or "in ``lib/utils.js``". ``named_files`` reads those
+file names (a name with a source extension, at the end of a path or alone) and ``names_file``
+tells the paths they name; the ``named`` stage (``oya.core.stages.favour_named``) moves those files
+up the way ``scope`` does (docs/DECISIONS.md, "Docs come after the code inside each channel's list").
 """
 
 from __future__ import annotations
 
 import re
 
-from oya.core.kinds import first_line
+from oya.core.kinds import SOURCE_EXTS, first_line
 
 # ``type(scope): ...``, ``scope: ...``, ``scope/sub: ...``, ``[scope] ...``
 _SCOPE = re.compile(r"^\s*(?:[A-Za-z]+\(([\w./, -]+)\)!?:|([\w./-]+):\s|\[([\w./ -]+)\])")
@@ -44,3 +50,26 @@ def names_scope(path: str, words: frozenset[str]) -> bool:
     parts = path.lower().split("/")
     parts[-1] = parts[-1].rsplit(".", 1)[0]
     return any(p in words or not words.isdisjoint(_PIECES.split(p)) for p in parts)
+
+
+# a run of path characters; the file name is its last part (a URL, a frame's file, a bare name)
+_PATH_RUN = re.compile(r"[\w./-]+")
+MAX_NAMED_CHARS = 256  # a longer run is data (a hash, a minified line), not a path
+
+
+def named_files(question: str) -> frozenset[str]:
+    """The file names (``utils.js``, ``Foo.java``) the question spells with a source extension."""
+    names: set[str] = set()
+    for run in _PATH_RUN.findall(question):
+        if len(run) > MAX_NAMED_CHARS:
+            continue
+        name = run.rstrip("./").rsplit("/", 1)[-1]
+        stem, dot, ext = name.rpartition(".")
+        if dot and stem.strip(".") and ext.lower() in SOURCE_EXTS:
+            names.add(name)
+    return frozenset(names)
+
+
+def names_file(path: str, names: frozenset[str]) -> bool:
+    """Whether ``path``'s file name is one of ``names`` (as spelled: ``JSON.java`` is not ``json.java``)."""
+    return path.rsplit("/", 1)[-1] in names

@@ -1,12 +1,15 @@
 """The stages of a retrieval, each a function ``(Query, Candidates, **parameters) -> Candidates``.
 
 In pipeline order (``oya.core.pipeline.default_pipeline`` binds their parameters from the
-options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF);
+options): ``gather`` runs the channels; ``fuse_rankings`` fuses their lists (weighted RRF),
+each read with the chunks of docs, change logs and templates the question does not ask for after
+the rest;
 ``reweigh`` weighs test code down and promotes a clear semantic winner; ``dedup`` keeps each
 content once among the fused pool (where each candidate is, not its text: ``Candidate``);
 ``rank_candidate_files`` ranks files from that pool and
 ``fuse_whole_files`` fuses BM25 over whole files into that ranking; ``favour_scope`` moves up
-the files a first line's scope prefix names ("printer: fix ...");
+the files a first line's scope prefix names ("printer: fix ..."), ``favour_named`` those whose
+file name the question spells (a stack frame's ``Foo.java``);
 ``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
 question's first line asks for them;
 ``cap`` picks the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
@@ -34,7 +37,7 @@ from oya.core.kinds import code_first, first_line, mentions_tests, unnamed_copie
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Node
 from oya.core.results import Candidate, ChannelReport, Context, FileHit, Hit
-from oya.core.scope import names_scope, scope_words
+from oya.core.scope import named_files, names_file, names_scope, scope_words
 
 
 @dataclass(frozen=True)
@@ -115,9 +118,23 @@ def gather(q: Query, c: Candidates, *, names: tuple[str, ...]) -> Candidates:
     return replace(c, rankings=rankings, scores=scores, reports=reports, timings=timings)
 
 
-def fuse_rankings(q: Query, c: Candidates, *, rrf_k: int) -> Candidates:
-    """Weighted reciprocal rank fusion of the channels' lists."""
-    return replace(c, fused=tuple(fuse(c.rankings, c.weights, k=rrf_k)))
+def fuse_rankings(q: Query, c: Candidates, *, rrf_k: int, demoted: Sequence[str]) -> Candidates:
+    """Weighted reciprocal rank fusion of the channels' lists, each read with the chunks of files
+    of a ``demoted`` kind (docs, change logs, templates) the question's first line does not ask
+    for after the rest, order kept (``kinds.code_first``). The ``kinds`` stage puts those files
+    last anyway; read in place, they took a channel's first ranks (a pasted issue template
+    matches the repository's own, a report's words its manual) and RRF's steep 1 / (k + rank)
+    left the code below them little of that channel's vote. ``c.rankings`` stay as the
+    channels gave them (the confidence reads them)."""
+    lists = c.rankings
+    if demoted:
+        paths, subject = q.corpus.chunk_paths(), first_line(q.question)
+
+        def path(cid: str) -> str:
+            return paths.get(cid, "")
+
+        lists = {name: code_first(ids, path, subject, demoted) for name, ids in c.rankings.items()}
+    return replace(c, fused=tuple(fuse(lists, c.weights, k=rrf_k)))
 
 
 def reweigh(q: Query, c: Candidates, *, test_weight: float, semantic_lead: float) -> Candidates:
@@ -182,6 +199,17 @@ def favour_scope(q: Query, c: Candidates, *, rrf_k: int, weight: float) -> Candi
     if weight <= 0 or not words:
         return c
     ranked = [f.path for f in c.files if names_scope(f.path, words)]
+    if not ranked:
+        return c
+    return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
+
+
+def favour_named(q: Query, c: Candidates, *, rrf_k: int, weight: float) -> Candidates:
+    """The ranked files fused (weighted RRF, ``rrf_k``) with those of them whose file name the
+    question spells (``oya.core.scope.named_files``: a frame's ``Foo.java``, ``src/main.rs:4``), in
+    their order, as a list that counts ``weight``: they move up; no file joins or leaves."""
+    names = named_files(q.question) if weight > 0 else frozenset()
+    ranked = [f.path for f in c.files if names_file(f.path, names)] if names else []
     if not ranked:
         return c
     return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))

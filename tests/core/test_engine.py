@@ -274,6 +274,7 @@ def test_timings_and_determinism(inventory: Inventory) -> None:
         "files",
         "whole_files",
         "scope",
+        "named",
         "kinds",
         "cap",
         "expand",

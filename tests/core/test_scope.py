@@ -1,4 +1,5 @@
-"""A subject's scope prefix (``oya.core.scope``) and the ``scope`` stage that moves its files up."""
+"""A subject's scope prefix (``oya.core.scope``) and the ``scope`` stage that moves its files up; the
+file names a question spells and the ``named`` stage that does the same for them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, retrieve
 from oya.core.query import plan_query
 from oya.core.results import FileHit
-from oya.core.scope import names_scope, scope_words
-from oya.core.stages import Candidates, Query, favour_scope
+from oya.core.scope import named_files, names_file, names_scope, scope_words
+from oya.core.stages import Candidates, Query, favour_named, favour_scope
 
 
 @pytest.mark.parametrize(
@@ -112,3 +113,38 @@ def test_the_shipped_pipeline_puts_the_scopes_file_first(
     assert [n for n, _ in default_pipeline(RetrievalOptions()).stages].index("scope") == 6
     with pytest.raises(ValueError, match="scope_weight"):
         RetrievalOptions(scope_weight=-1.0)
+
+
+def test_named_files_are_the_source_file_names_a_report_spells() -> None:
+    report = (
+        "Crash in reader\n"
+        "at com.x.reader.ObjectReaderImplList.readObject(ObjectReaderImplList.java:123)\n"
+        "thread 'main' panicked at src/main.rs:4:5\n"
+        "see https://github.com/o/r/blob/0a1b2c/lib/utils.js#L12 and `include/fmt/ranges.h`.\n"
+        "Works on 1.2.3, fails with node.js 18 (e.g. on Ubuntu 22.04); config.yml is fine; ..js"
+    )
+    assert named_files(report) == {"ObjectReaderImplList.java", "main.rs", "utils.js", "ranges.h", "node.js"}
+    assert named_files("x" * 300 + ".py") == frozenset()  # a run that long is data
+    assert names_file(
+        "core/src/main/java/com/x/reader/ObjectReaderImplList.java", frozenset({"ObjectReaderImplList.java"})
+    )
+    assert not names_file("src/json.java", frozenset({"JSON.java"}))  # as spelled
+    assert not names_file("src/main.rs.orig", frozenset({"main.rs"}))
+
+
+def test_the_named_stage_fuses_the_named_files_as_one_more_list() -> None:
+    files = _files("include/fmt/format.h", "include/fmt/core.h", "include/fmt/ranges.h")
+    c = replace(Candidates(weights={}, fetch_depth=10), files=files)
+    q = _query("fmt::join fails for a tuple\nThe overload in ranges.h is not picked (see prepare.h)")
+    out = favour_named(q, c, rrf_k=10, weight=0.5)
+    assert [f.path for f in out.files] == [
+        "include/fmt/ranges.h",
+        "include/fmt/format.h",
+        "include/fmt/core.h",
+    ]
+    assert out.files[0].score == pytest.approx(1 / 13 + 0.5 / 11)
+    assert {f.path for f in out.files} == {f.path for f in files}  # prepare.h no candidate: no join
+    assert favour_named(q, c, rrf_k=10, weight=0.0).files == files
+    assert favour_named(_query("fmt::join fails for a tuple"), c, rrf_k=10, weight=0.5).files == files
+    with pytest.raises(ValueError, match="named_weight"):
+        RetrievalOptions(named_weight=-1.0)

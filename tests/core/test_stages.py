@@ -13,7 +13,7 @@ from oya.core.channels import UnavailableChannel
 from oya.core.filters import path_filter
 from oya.core.fusion import Fused
 from oya.core.graph import uniform_prior
-from oya.core.kinds import DEMOTED, DEMOTED_ALL, file_kind
+from oya.core.kinds import DEMOTED, DEMOTED_ALL, NON_CODE, file_kind
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, run
 from oya.core.query import plan_query
@@ -73,9 +73,31 @@ def test_gather_applies_the_path_filter(inventory: Inventory) -> None:
 
 def test_fuse_rankings_is_weighted_rrf() -> None:
     c = replace(start(), rankings={"lexical": ["a", "b"], "semantic": ["b"]})
-    out = stages.fuse_rankings(None, c, rrf_k=10)  # type: ignore[arg-type]
+    out = stages.fuse_rankings(None, c, rrf_k=10, demoted=())  # type: ignore[arg-type]
     assert [f.id for f in out.fused] == ["b", "a"]
     assert out.fused[0].score == pytest.approx(1 / 12 + 1 / 11)
+
+
+def test_fuse_rankings_reads_docs_after_the_rest_of_each_list(inventory: Inventory) -> None:
+    # issue 24: an issue report's template and words matched the repository's docs first; read in
+    # place they took a channel's first ranks and left its vote to the code below them
+    guide = inventory.by_title("Guide > Quantities").id
+    ci = inventory.by_title("ci.yml").id
+    test = inventory.by_title("test_parse_quantity").id
+    code = inventory.by_title("parse_quantity", "inventory/utils.py").id
+    c = replace(start(), rankings={"lexical": [guide, ci, test, code], "semantic": [guide, code]})
+    q = query(inventory, "parse_quantity drops the sign of a negative amount")
+    out = stages.fuse_rankings(q, c, rrf_k=10, demoted=NON_CODE)
+    # lexical reads [ci, test, code, guide] (build files and tests keep their place), semantic
+    # [code, guide]: the code gets ranks 3 and 1, the guide 4 and 2
+    assert [f.id for f in out.fused] == [code, guide, ci, test]
+    assert out.fused[0].score == pytest.approx(1 / 13 + 1 / 11) and out.fused[0].ranks == (3, 1)
+    assert out.rankings == c.rankings  # the channels' own lists stay (the confidence reads them)
+    asked = stages.fuse_rankings(
+        query(inventory, "the docs on quantities are wrong"), c, rrf_k=10, demoted=NON_CODE
+    )
+    assert [f.id for f in asked.fused][0] == guide  # the first line asks for docs: in place
+    assert [f.id for f in stages.fuse_rankings(q, c, rrf_k=10, demoted=()).fused][0] == guide
 
 
 def test_reweigh_weighs_test_code_down_unless_asked(inventory: Inventory) -> None:
@@ -230,7 +252,8 @@ def test_pack_fits_the_context_in_its_budget(inventory: Inventory) -> None:
 def test_the_default_pipeline_is_these_stages_in_order(inventory: Inventory) -> None:
     pipeline = default_pipeline(RetrievalOptions())
     assert [n for n, _ in pipeline.stages] == [
-        "gather", "fuse", "reweigh", "dedup", "files", "whole_files", "scope", "kinds", "cap", "expand", "pack",
+        "gather", "fuse", "reweigh", "dedup", "files", "whole_files", "scope", "named", "kinds", "cap", "expand",
+        "pack",
     ]  # fmt: skip
     c = run(pipeline, query(inventory, "how does reserving stock work"))
     assert c.hits and c.files and c.context.snippets and set(c.timings) >= {n for n, _ in pipeline.stages}

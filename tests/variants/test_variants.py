@@ -8,6 +8,7 @@ identifier-only long queries.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -282,6 +283,32 @@ def test_without_scope_reads_the_prefix_as_one_more_word(inventory: Inventory) -
     assert shipped.files[0].path == heavier.files[0].path == "inventory/legacy.py"
     assert before.files[0].path != "inventory/legacy.py"
     assert before.timings_ms.get("scope", -1) >= 0  # the stage still runs, as a no-op
+
+
+def test_without_code_first_fuses_the_lists_as_the_channels_gave_them(inventory: Inventory) -> None:
+    from bench.variants.code_first import with_code_first, without_code_first, without_named
+    from oya.core.kinds import HIT_DEMOTED
+    from oya.core.results import FileHit
+    from oya.core.stages import Candidates, Query
+
+    q = "parse_quantity drops the sign (see utils.py)"
+    query = Query(q, plan_query(q), (), inventory.graph, inventory.corpus, None, None, lambda: 0.0)
+    guide = inventory.by_title("Guide > Quantities").id
+    code = inventory.by_title("parse_quantity", "inventory/utils.py").id
+    files = (FileHit("inventory/service.py", 1.0, ()), FileHit("inventory/utils.py", 0.5, ()))
+    c = Candidates(weights={"lexical": 1.0}, fetch_depth=10, rankings={"lexical": [guide, code]}, files=files)
+    shipped = dict(default_pipeline(RetrievalOptions()).stages)
+    before = dict(without_code_first(default_pipeline(RetrievalOptions())).stages)
+    assert [f.id for f in shipped["fuse"](query, c).fused] == [code, guide]
+    assert [f.id for f in before["fuse"](query, c).fused] == [guide, code]
+    assert shipped["named"](query, c).files[0].path == "inventory/utils.py"
+    assert before["named"](query, c) is c
+    assert dict(without_named(default_pipeline(RetrievalOptions())).stages)["named"](query, c) is c
+    ci = inventory.by_title("ci.yml").id  # a build file: the shipped fuse keeps it in place
+    c = replace(c, rankings={"lexical": [ci, code]})
+    assert [f.id for f in shipped["fuse"](query, c).fused] == [ci, code]
+    wider = dict(with_code_first(default_pipeline(RetrievalOptions()), HIT_DEMOTED, copies=True).stages)
+    assert [f.id for f in wider["fuse"](query, c).fused] == [code, ci]
 
 
 def test_a_variant_names_a_stage_the_pipeline_has() -> None:
