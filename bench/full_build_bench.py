@@ -118,14 +118,19 @@ def source_bytes(index_dir: Path) -> int:
     return int(row[0]) if row and row[0] else 0
 
 
-def run(spec: str, cold_only: bool = False) -> dict[str, Any]:
-    name = spec.split("==")[0]
-    base = WORK / name
+def _fresh_repo(spec: str, folder: str) -> tuple[Path, Path]:
+    """``spec``'s sources copied into ``WORK/<folder>/repo`` as a new git repository; (base, repo)."""
+    base = WORK / folder
     shutil.rmtree(base, ignore_errors=True)
     repo = base / "repo"
     shutil.copytree(fetch_project(spec), repo)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    return base, repo
+
+
+def run(spec: str, cold_only: bool = False) -> dict[str, Any]:
+    base, repo = _fresh_repo(spec, spec.split("==")[0])
     out, cache = base / "out", base / "embcache"
     result: dict[str, Any] = {"project": spec, "machine": machine()}
     result["cold"] = build(repo, out, cache)
@@ -138,13 +143,7 @@ def run(spec: str, cold_only: bool = False) -> dict[str, Any]:
 
 def run_empty_cache(spec: str) -> dict[str, Any]:
     """One cold build with a fresh, empty cache folder (see the module's docstring)."""
-    name = spec.split("==")[0]
-    base = WORK / f"{name}-empty-cache"
-    shutil.rmtree(base, ignore_errors=True)
-    repo = base / "repo"
-    shutil.copytree(fetch_project(spec), repo)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    base, repo = _fresh_repo(spec, f"{spec.split('==')[0]}-empty-cache")
     out, cache = base / "out", base / "cache"
     cache.mkdir()
     result: dict[str, Any] = {"project": spec, "machine": machine()}
