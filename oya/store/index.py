@@ -104,7 +104,18 @@ class Index:
         return {str(r[0]): chunk_from_row(r) for r in rows}
 
     def chunk_refs(self, ids: Sequence[str]) -> dict[str, ChunkRef]:
-        return {cid: chunk.ref() for cid, chunk in self.get_chunks(ids).items()}
+        """The pool's refs without its text (the bulk of a row): only the hits' text is read, later."""
+        if not ids:
+            return {}
+        rows = self.con.execute(
+            "SELECT id, path, start_line, node_id, content_hash FROM chunks "
+            "WHERE id IN (SELECT unnest(string_split(?, ' ')))",
+            [" ".join(ids)],
+        ).fetchall()
+        return {
+            str(cid): ChunkRef(str(cid), str(path), int(start), None if node is None else str(node), str(key))
+            for cid, path, start, node, key in rows
+        }
 
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
         if self._by_node is None:

@@ -321,6 +321,9 @@ def test_index_round_trip(corpus: Corpus, index: Index) -> None:
     some = [ordered[0].id, ordered[500].id, "missing"]
     assert index.get_chunks(some) == {c.id: c for c in (ordered[0], ordered[500])}
     assert index.get_chunks([]) == {}
+    # refs come without the text, each as the chunk's own (node and content key included)
+    assert index.chunk_refs([c.id for c in ordered] + ["missing"]) == {c.id: c.ref() for c in ordered}
+    assert any(c.node_id for c in ordered) and index.chunk_refs([]) == {}
     assert index.chunk_paths() == {c.id: c.path for c in corpus.chunks}
     graph = index.graph
     assert sorted(graph.nodes.values(), key=lambda n: n.id) == sorted(corpus.nodes, key=lambda n: n.id)
