@@ -16,8 +16,7 @@ Theory of operation:
   query model and compressed runtime are the user's (``~/.cache/oya``: ``npm ci`` needs the
   network). Links, not copies.
 * Sizes (phase ``cpython``, no browser): every file of the site, raw and gzip -6, per group
-  (runtime, model, ``shards`` — what the Ask panel's worker reads —, ``whole_bundle`` — the
-  ``index.json.gz``/``vectors.bin.gz`` CPython used to read, to be dropped —, pages), per 1k lines;
+  (runtime, model, ``shards`` — the site's whole index, what the Ask panel's worker reads —, pages), per 1k lines;
   the largest page and the pages over 300 kB. What a reader downloads is measured in the browser,
   not summed from file lists.
 * Same ranking (phase ``cpython``): for every question the CLI's ``Searcher`` (float32 vectors,
@@ -87,7 +86,7 @@ from oya.site.assets import site_file
 
 SHARED_CACHE = CACHE_DIR / "big_site_cache"
 PAGE_BUDGET = 300_000
-GROUPS = ("runtime", "model", "shards", "whole_bundle", "pages")
+GROUPS = ("runtime", "model", "shards", "pages")
 BARS = {
     "first_answer_mb": 6.0,
     "first_answer_s": 6.0,
@@ -306,7 +305,7 @@ def _group(rel: str, shards_rel: str) -> str:
     if rel.startswith(shards_rel):
         return "shards"
     g = group_of(rel)
-    return "whole_bundle" if g == "bundle" else g
+    return "shards" if g == "bundle" else g  # the bundle folder holds only the shards
 
 
 def sizes(site: Path, lines: int) -> dict[str, Any]:

@@ -257,7 +257,7 @@ def kind_of(path: str) -> str:
         ("/vendor/", "core wheel"),
         ("/models/", "query model"),
         ("/static/", "static"),
-        ("/bundle", "whole bundle"),
+        ("/bundle", "bundle, not a shard"),
     ):
         if part in path:
             return kind

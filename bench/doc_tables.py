@@ -876,7 +876,9 @@ def big_site(res: Results) -> str:
 
     def shards(r: dict[str, Any]) -> str:
         g = r["sizes"]["groups"]
-        return f"{_int(g['shards']['files'])} files, {_f(g['shards']['bytes'] / 1e6, 1)} MB (whole bundle {_f(g['whole_bundle']['bytes'] / 1e6, 1)} MB)"
+        whole = g.get("whole_bundle", {}).get("bytes")  # shipped beside the shards before 2026-11-28
+        beside = f" (whole bundle {_f(whole / 1e6, 1)} MB)" if whole else ""
+        return f"{_int(g['shards']['files'])} files, {_f(g['shards']['bytes'] / 1e6, 1)} MB{beside}"
 
     rows: list[tuple[str, Callable[[dict[str, Any]], str], str]] = [
         (

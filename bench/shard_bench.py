@@ -14,7 +14,7 @@ Theory of operation:
   plus the core's own time per question in CPython with every shard held (a lower bound of
   the browser's, which runs it again after each round), and a page's one-off costs: opening the
   shards and the first question (the name index it builds), least of 3, in CPython.
-* Every sharded answer is checked equal to the whole bundle's (``decode_bundle``), as the tests do.
+* Every sharded answer is checked equal to the whole bundle's (``bench.variants.whole_bundle.decode_bundle``), as the tests do.
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python -m bench.shard_bench --index DIR [--index DIR ...]
 [--questions 60]``; writes ``bench/results/shard_bench.json`` (rendered in docs/performance.md by
@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CACHE_DIR, RESULTS, machine, write_json
-from oya.core.bundle import Bundle, decode_bundle
+from bench.variants.whole_bundle import decode_bundle
+from oya.core.bundle import Bundle
 from oya.core.shard_store import ShardsMissing, folder_fetch
 from oya.core.shards import open_shards
 from oya.site.bundle import bundle_document, gzip_deterministic

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import random
 import shutil
 import subprocess
 import sys
@@ -52,7 +51,6 @@ from urllib.parse import urlsplit
 from bench.browser_harness import OFFLINE_CHROMIUM_ARGS, load_test_hooks, route_test_hooks
 from bench.common import CACHE_DIR, RESULTS, ROOT, load_avg, percentile, write_json
 from bench.corpus import fetch_project
-from oya.site.assets import site_file
 from oya.site.serve import make_server
 from oya.system_deps import find_chromium, missing_chromium_message
 
@@ -181,21 +179,12 @@ def site_sizes(site: Path) -> dict[str, dict[str, int]]:
 
 
 def large_questions(site: Path, n: int, seed: int) -> list[str]:
-    """First lines of the project's function docstrings (>= 4 words, unique), sampled."""
-    doc = json.loads(gzip.decompress(site_file(site, "bundle/index.json.gz").read_bytes()))
-    nodes = doc["nodes"]
-    seen: dict[str, int] = {}
-    firsts = []
-    for kind, docstring in zip(nodes["kind"], nodes["docstring"], strict=True):
-        if kind not in ("function", "method") or not docstring:
-            continue
-        first = docstring.strip().splitlines()[0].strip()
-        if len(first.split()) >= 4 and len(first) >= 20:
-            firsts.append(first)
-            seen[first] = seen.get(first, 0) + 1
-    unique = sorted({f for f in firsts if seen[f] == 1})
-    random.Random(seed).shuffle(unique)
-    return LARGE_EXTRA + unique[: max(n - len(LARGE_EXTRA), 0)]
+    """First lines of the project's function docstrings (>= 4 words, unique), sampled, from the
+    site's shards (what the site holds of its index)."""
+    from bench.big_site_bench import Shards, docstring_questions  # it imports this module
+
+    _, graph = Shards.of(site).tables()
+    return LARGE_EXTRA + docstring_questions(graph, max(n - len(LARGE_EXTRA), 0), seed)
 
 
 # -- browser ----------------------------------------------------------------------------------------
@@ -213,15 +202,10 @@ def serve(root: Path) -> Iterator[str]:
 
 
 def first_file_page(site: Path) -> str:
-    manifest = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
-    raw = (site / manifest["bundle"]["path"] / manifest["bundle"]["index"]).read_bytes()
-    doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    chunk_paths = doc["chunks"]["path"]
-    counts: dict[int, int] = {}
-    for p in chunk_paths:
-        counts[p] = counts.get(p, 0) + 1
-    best = max(counts, key=lambda p: (counts[p], -p))  # the file with the most chunks
-    return doc["pages"][best]
+    """The page the browser opens: the file with the most chunks."""
+    from bench.big_site_bench import Shards, first_page  # it imports this module
+
+    return first_page(Shards.of(site).tables()[0])
 
 
 def _route_offline(blocked: list[str], r: Any) -> None:

@@ -109,7 +109,7 @@ def site_holds_no_secrets(wiki_site: str, settings: ResourceParam[OyaSettings]) 
     "Blocks the publish.",
 )
 def site_answers_like_the_index(wiki_site: str, search_index: str) -> AssetCheckResult:
-    bundle = site_file(Path(wiki_site), "bundle/index.json.gz").parent
+    bundle = site_file(Path(wiki_site), "bundle/")
     if not bundle.is_dir():  # a site built without the runtime has no Ask panel, so nothing to agree
         return AssetCheckResult(passed=True, metadata={"questions": 0}, description="no bundle in this site")
     questions, wrong = golden_mismatches(Path(search_index), bundle)

@@ -2,12 +2,12 @@
 
 Theory of operation:
 
-* The site exporter (``oya.site.bundle``) writes ``index.json`` and ``vectors.bin``, each
-  gzip-compressed on disk (``index.json.gz``, ``vectors.bin.gz``: a static host stores and serves
-  them as opaque bytes, a third of the size; the browser inflates them with
-  ``DecompressionStream``). ``decode_bundle`` takes either form and turns them into the core's own objects (``MemoryCorpus``, ``BM25Index``,
-  ``CodeGraph``, ``VectorIndex``), so the browser answers with the code the CLI answers with.
-  Only ``load_bundle`` touches files; everything else takes bytes and strings (it runs in Pyodide).
+* The site exporter (``oya.site.bundle``) makes ``index.json``'s document and ``vectors.bin``'s
+  bytes; the site ships them cut into shards (``oya.core.shards``: ``open_shards`` is the
+  browser's reader, building this ``Bundle`` over the core's own objects). The whole document's
+  reader, the reference a sharded answer must equal, lives outside the shipped core
+  (``bench/variants/whole_bundle.py``). Nothing here touches files; everything takes bytes and
+  strings (it runs in Pyodide).
 * ``index.json`` (``format`` "oya-bundle", ``version`` 2) is column-oriented:
   ``paths`` (sorted file paths) and ``pages`` (their wiki URLs); ``chunks`` as arrays
   ``path`` (position in ``paths``), ``kind``, ``title``, ``start_line``, ``end_line``, ``text``,
@@ -40,27 +40,13 @@ Theory of operation:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from oya.core.answer import extractive_answer
 from oya.core.bm25 import BM25Index
 from oya.core.bundle_format import (
-    BUNDLE_FORMAT,
-    BUNDLE_VERSION,
-    INDEX_FILE,
-    VECTORS_FILE,
-    BundleError,
-    LazyBM25Index,
-    column,
-    decode_chunks,
-    decode_graph,
-    decode_origins,
-    decode_vectors,
     dequantize,
-    get_table,
-    inflate,
 )
 from oya.core.channels import (
     BM25Channel,
@@ -262,63 +248,6 @@ def _normalise_options(options: Mapping[str, Any]) -> dict[str, Any]:
             continue
         out[key] = tuple(value) if key in _TUPLE_OPTIONS else value
     return out
-
-
-# -- reading ----------------------------------------------------------------------------------
-def decode_bundle(index_json: str | bytes, vectors: bytes | None = None) -> Bundle:
-    """A :class:`Bundle` from ``index.json`` and ``vectors.bin`` (None: no vectors), gzipped or not."""
-    if isinstance(index_json, bytes):
-        index_json = inflate(index_json)
-    doc = json.loads(index_json)
-    if not isinstance(doc, dict) or doc.get("format") != BUNDLE_FORMAT:
-        raise BundleError("not an oya bundle (index.json lacks format 'oya-bundle')")
-    if doc.get("version") != BUNDLE_VERSION:
-        raise BundleError(f"bundle version {doc.get('version')!r}; this core reads version {BUNDLE_VERSION}")
-    paths: list[str] = column(doc, "paths", None)
-    pages = dict(zip(paths, column(doc, "pages", len(paths)), strict=True))
-    node_ids, graph = decode_graph(doc, paths)
-    chunks = decode_chunks(get_table(doc, "chunks"), paths, node_ids)
-    ids = [c.id for c in chunks]
-    bt = get_table(doc, "bm25")
-    terms: list[str] = column(bt, "terms", None)
-    bm25 = LazyBM25Index(
-        ids,
-        column(bt, "doc_lens", len(ids)),
-        dict(zip(terms, column(bt, "postings", len(terms)), strict=True)),
-    )
-    vector_ids, dim, scales, data, offsets = decode_vectors(
-        doc.get("vectors"), inflate(vectors) if vectors is not None else None, ids
-    )
-    return Bundle(
-        origins=decode_origins(doc, paths),
-        meta=doc.get("meta") or {},
-        chunks=chunks,
-        bm25=bm25,
-        graph=graph,
-        pages=pages,
-        vector_ids=vector_ids,
-        vector_dim=dim,
-        vector_scales=scales,
-        vector_data=data,
-        vector_offsets=offsets,
-    )
-
-
-def load_bundle(source: str | os.PathLike[str] | Mapping[str, bytes]) -> Bundle:
-    """A bundle from its folder, or from ``{file name: bytes}`` (the only function here that reads files)."""
-    if isinstance(source, Mapping):
-        if INDEX_FILE not in source:
-            raise BundleError(f"the bundle lacks {INDEX_FILE}")
-        return decode_bundle(source[INDEX_FILE], source.get(VECTORS_FILE))
-    folder = os.fspath(source)
-    with open(os.path.join(folder, INDEX_FILE), "rb") as fh:
-        index_bytes = fh.read()
-    vec_path = os.path.join(folder, VECTORS_FILE)
-    vec_bytes: bytes | None = None
-    if os.path.exists(vec_path):
-        with open(vec_path, "rb") as fh:
-            vec_bytes = fh.read()
-    return decode_bundle(index_bytes, vec_bytes)
 
 
 def ask_json(bundle: Bundle, request: str) -> str:

@@ -15,12 +15,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from oya.core.bm25 import BM25Index
-from oya.core.graph import CodeGraph
-from oya.core.records import Chunk, Edge, Node, chunk_id, content_hash
+from oya.core.records import Chunk, chunk_id, content_hash
 
 BUNDLE_FORMAT = "oya-bundle"
 BUNDLE_VERSION = 2
-INDEX_FILE = "index.json.gz"
 VECTORS_FILE = "vectors.bin.gz"
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -120,22 +118,6 @@ def rows(t: Mapping[str, Any], names: Sequence[str], n: int) -> Iterator[tuple[A
 def inflate(data: bytes) -> bytes:
     """``data`` gunzipped when it is gzip (the bundle's files on disk), else as it is."""
     return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
-
-
-def decode_graph(doc: Mapping[str, Any], paths: list[str]) -> tuple[list[str], CodeGraph]:
-    """The node ids (in bundle order) and the code graph of ``nodes`` and ``edges``."""
-    nt = get_table(doc, "nodes")
-    node_ids: list[str] = column(nt, "id", None)
-    nodes = [
-        Node(nid, kind, name, qual, paths[p], start, end, sig, docstr, float(cent))
-        for nid, kind, name, qual, p, start, end, sig, docstr, cent in rows(nt, NODE_COLUMNS, len(node_ids))
-    ]
-    et = get_table(doc, "edges")
-    edges = [
-        Edge(node_ids[s], node_ids[t], kind, float(conf))
-        for s, t, kind, conf in rows(et, EDGE_COLUMNS, len(column(et, "source", None)))
-    ]
-    return node_ids, CodeGraph(nodes, edges)
 
 
 def decode_origins(doc: Mapping[str, Any], paths: list[str]) -> dict[str, str]:

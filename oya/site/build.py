@@ -190,17 +190,20 @@ def _write_into(
                 console, f"site: index embedded with {manifest['embedding_model']!r}: no query model shipped"
             )
     if with_bundle:
-        from oya.site.bundle import bundle_document, write_bundle
+        from oya.site.bundle import bundle_counts, bundle_document
         from oya.site.shards import SHARDS_DIR, export_shards
 
         with _timed(steps, "bundle"):
             with Index(Path(index_dir)) as index:
                 doc, vec_bytes = bundle_document(index)
-            info = write_bundle(doc, vec_bytes, tmp / "bundle")
-            # the same data as content-hashed shards a question fetches on demand (oya.core.shards):
-            # the Ask panel's worker reads these; the whole files serve CPython (the golden check, tests)
+            # content-hashed shards a question fetches on demand (oya.core.shards): all the site holds
+            # of the index; the whole document stays in memory (a reader would never fetch it)
             shards = export_shards(doc, vec_bytes, tmp / "bundle" / SHARDS_DIR)
-        manifest["bundle"] = {"path": "bundle/", **info, "shards": {"path": SHARDS_DIR + "/", **shards}}
+        manifest["bundle"] = {
+            "path": "bundle/",
+            **bundle_counts(doc),
+            "shards": {"path": SHARDS_DIR + "/", **shards},
+        }
         sizes["bundle"] = _tree_bytes(tmp / "bundle")
     # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
     from oya.site.assets import finish_assets

@@ -1,14 +1,12 @@
-"""Export an index as the browser bundle the Ask panel loads into Pyodide.
+"""The browser bundle's document: an index as the data its shards (``oya.site.shards``) are cut from.
 
 Theory of operation:
 
-* Two files under ``<site>/bundle/``: ``index.json`` (everything but the vectors) and
-  ``vectors.bin`` (the unit vectors), each written gzip-compressed (``index.json.gz``,
-  ``vectors.bin.gz``; level 6, no name, mtime 0, so the bytes are deterministic). The texts and
-  postings shrink 4-5x (networkx: 16.3 MB -> 3.7 MB; level 9 saves 1% more for 9 s, not 1 s):
-  what a static host stores is what counts for the site's size, and the browser inflates them
-  natively (``DecompressionStream``). ``oya.core.bundle.decode_bundle`` reads them back into the
-  core's objects; the format is documented there, next to the reader.
+* ``bundle_document`` gives ``index.json``'s document (everything but the vectors) and
+  ``vectors.bin``'s bytes (the unit vectors). The site ships them only as content-hashed shards a
+  question fetches on demand (``oya.site.shards``); the whole document is never written to the
+  site (a reader would not fetch it; the checks and the parity tests read the shards, or this
+  document in memory through ``bench/variants/whole_bundle.py``; ``oya.core.bundle``'s docstring is the format).
 * ``index.json`` is column-oriented: one JSON array per field instead of one object per chunk, so
   Pyodide's ``json.loads`` (C code) does the parsing and the Python side only zips arrays. Paths
   are stored once and referenced by position; BM25 postings are per term flat ``[doc, tf, ...]``
@@ -22,15 +20,14 @@ Theory of operation:
   float32 (measured by tests/site/test_ask_panel.py and bench/site_bench.py). That is 388 bytes a
   chunk instead of 1,536. Layout: ``count`` little-endian float32 scales, then ``count * dim`` int8.
 * Deterministic bytes: sorted rows, ``sort_keys`` JSON with fixed separators, no timestamps (the
-  index's ``built_at`` is left out), numpy's round-half-to-even quantisation.
+  index's ``built_at`` is left out), numpy's round-half-to-even quantisation; the shards are
+  gzipped deterministically (``gzip_deterministic``).
 """
 
 from __future__ import annotations
 
 import gzip
-import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,7 +39,6 @@ from oya.core.bundle_format import (
     BUNDLE_VERSION,
     CHUNK_COLUMNS,
     EDGE_COLUMNS,
-    INDEX_FILE,
     NODE_COLUMNS,
     VECTORS_FILE,
     columns,
@@ -131,7 +127,7 @@ def _bm25_from_index(index: Index, chunks: list[Any]) -> dict[str, Any]:
 
 def bundle_document(index: Index) -> tuple[dict[str, Any], bytes]:
     """``index.json``'s document and ``vectors.bin``'s bytes (empty without vectors): the data both
-    the whole bundle and its shards (``oya.site.shards``) are written from."""
+    the shards (``oya.site.shards``) are cut from, and the whole-bundle reference of the tests."""
     chunks = index.all_chunks()  # ordered by (path, start_line, id)
     nodes, edges = graph_rows(index)
     node_ids = [n[0] for n in nodes]
@@ -218,42 +214,12 @@ def bundle_document(index: Index) -> tuple[dict[str, Any], bytes]:
     return doc, vec_bytes
 
 
-def export_bundle(index: Index, out_dir: Path) -> dict[str, str | int]:
-    """Write ``index.json`` and ``vectors.bin`` into ``out_dir``; return file names and counts.
-
-    The returned dict goes into the site's ``manifest.json`` under ``bundle``; the Ask panel reads
-    ``index`` and ``vectors`` (file names relative to the bundle folder) from it.
-    """
-    return write_bundle(*bundle_document(index), out_dir)
-
-
-def write_bundle(doc: dict[str, Any], vec_bytes: bytes, out_dir: Path) -> dict[str, str | int]:
-    """``export_bundle`` of a ``bundle_document`` already made (the site writes its shards from it too)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    index_file = out_dir / INDEX_FILE
-    index_file.write_bytes(gzip_deterministic(text.encode("utf-8")))
-    vectors_file = out_dir / VECTORS_FILE
-    if vec_bytes:
-        vectors_file.write_bytes(gzip_deterministic(vec_bytes))
-    else:
-        vectors_file.unlink(missing_ok=True)
-    out: dict[str, str | int] = {
+def bundle_counts(doc: dict[str, Any]) -> dict[str, str | int]:
+    """What the site's ``manifest.json`` says of its bundle beside the shards: format and sizes."""
+    return {
         "format": BUNDLE_FORMAT,
         "version": BUNDLE_VERSION,
-        "index": INDEX_FILE,
         "chunks": len(doc["chunks"]["text"]),
         "nodes": len(doc["nodes"]["id"]),
         "edges": len(doc["edges"]["source"]),
-        "index_bytes": index_file.stat().st_size,
     }
-    if vec_bytes:
-        out.update(
-            {
-                "vectors": VECTORS_FILE,
-                "vector_dtype": "int8",
-                "dim": doc["vectors"]["dim"],
-                "vectors_bytes": vectors_file.stat().st_size,
-            }
-        )
-    return out

@@ -1,8 +1,8 @@
-"""Write the browser bundle as content-hashed shards beside the whole one (format: ``oya.core.shards``).
+"""Write the browser bundle as content-hashed shards, all the site holds of it (format: ``oya.core.shards``).
 
-Theory of operation: ``export_shards`` takes the very document and vector bytes the whole bundle
-is written from (``oya.site.bundle.bundle_document``) and only cuts them up, so both hold the
-same data and answer alike (tests/site/test_shards.py holds them together):
+Theory of operation: ``export_shards`` takes the bundle's document and vector bytes
+(``oya.site.bundle.bundle_document``) and only cuts them up, so the shards hold the whole
+document's data and answer as it does, read whole (tests/site/test_shards.py holds them together):
 
 * term buckets: the bucket count is the gzipped size of all postings over ``TERM_SHARD_BYTES``
   (at least one), each term goes to ``term_bucket(term, count)``; terms stay sorted in a bucket;
@@ -174,7 +174,7 @@ def export_shards(
         "format": SHARDS_FORMAT,
         "version": SHARDS_VERSION,
         "meta": doc["meta"],
-        "paths": paths,  # pages: page_url(path), the reader's formula as the whole bundle's writer's
+        "paths": paths,  # pages: page_url(path), the reader's formula as the document's writer's
         "chunks": {
             # ids shipped, not recomputed: BM25 breaks ties by id over every chunk it scores
             "id": [

@@ -4,9 +4,9 @@
 // Theory of operation:
 // * Nothing heavy loads with the page. Opening the panel, focusing or typing in the box, or asking
 //   (also a deep link) starts the loads, all in parallel (ask/engine.js): Pyodide + the oya core
-//   wheel in a module worker (pyodide_worker.js, via pyodide_boot.js), the index bundle
-//   (bundle/index.json.gz, bundle/vectors.bin.gz, fetched and inflated on the page, moved to the
-//   worker), and the query model (embed.js; onnxruntime runs in its own proxy worker). A panel that
+//   wheel in a module worker (pyodide_worker.js, via pyodide_boot.js), the index bundle's shards
+//   (bundle/shards/: the manifest and graph at once, the rest as a question needs them, fetched by
+//   the worker), and the query model (embed.js; onnxruntime runs in its own proxy worker). A panel that
 //   is merely restored open on a new page loads nothing. What to load comes from <root>manifest.json.
 // * A question is embedded by transformers.js on the page; in the worker the JS vector kernel
 //   (ask/vectors.js) ranks the int8 rows as deep as the core says its semantic channel reads, and the

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from oya.core.bundle import decode_bundle
+from bench.variants.whole_bundle import decode_bundle
 from oya.core.bundle_format import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,

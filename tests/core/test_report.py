@@ -7,7 +7,8 @@ import json
 import pytest
 from test_bundle_format import tiny_bundle
 
-from oya.core.bundle import ask_json, decode_bundle
+from bench.variants.whole_bundle import decode_bundle
+from oya.core.bundle import ask_json
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import FRAMES_KEPT, condense_report
 

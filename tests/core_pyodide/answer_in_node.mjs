@@ -1,12 +1,13 @@
 // The oya core answering questions under real Pyodide in Node, booted as the site's engine worker boots
 // it (site_template/static/pyodide_boot.js and pyodide_worker.js): the wheel unpacked into
 // site-packages with pyodide.unpackArchive, shards handed over as bytes from a JS map, the whole
-// bundle's bytes given to decode_bundle. Used by tests/site/test_stdlib_trim.py, which compares the
+// bundle's bytes given to the reference reader (bench/variants/whole_bundle.py, --reference: not part
+// of the shipped core, installed beside it here). Used by tests/site/test_stdlib_trim.py, which compares the
 // answers with CPython's and the standard library's modules it imported with the trimmed list
 // (oya/site/stdlib_trim.py).
 //
 // Usage: node answer_in_node.mjs --pyodide <node_modules/pyodide> --wheel <core wheel> --shards <dir>
-//        --bundle <dir> --requests <file> [--stdlib <zip>]
+//        --bundle <dir> --reference <whole_bundle.py> --requests <file> [--stdlib <zip>]
 // <requests>: {"manifest": shard manifest name, "asks": [ask_json requests], "reports": [texts to
 // condense], "rank": [[vector, n], ...]}. --stdlib: the standard library zip to boot from (loadPyodide's
 // stdLibURL; default Pyodide's own). Prints one JSON object: {sharded, whole: [ask_json answers],
@@ -16,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const KEYS = ["pyodide", "wheel", "shards", "bundle", "requests", "stdlib"];
+const KEYS = ["pyodide", "wheel", "shards", "bundle", "reference", "requests", "stdlib"];
 
 function parseArgs(argv) {
   const opts = {};
@@ -40,6 +41,7 @@ const pyodide = await loadPyodide({
 const SITE_PACKAGES = "next(p for p in __import__('sys').path if p.endswith('/site-packages'))";
 const purelib = pyodide.runPython(SITE_PACKAGES);
 pyodide.unpackArchive(new Uint8Array(fs.readFileSync(opts.wheel)), "wheel", { extractDir: purelib });
+pyodide.FS.writeFile(purelib + "/oya_whole_bundle.py", fs.readFileSync(opts.reference, "utf8"));
 pyodide.runPython(`import sys\nsys.path_importer_cache.pop(${SITE_PACKAGES}, None)\nimport oya.core`);
 
 const requests = JSON.parse(fs.readFileSync(opts.requests, "utf8"));
@@ -53,11 +55,12 @@ const out = pyodide.runPython(`
 import json
 import sys
 
-from oya.core.bundle import ask_json, decode_bundle
+from oya.core.bundle import ask_json
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import condense_report
 from oya.core.shard_store import ShardsMissing
 from oya.core.shards import open_shards
+from oya_whole_bundle import decode_bundle
 
 
 def _fetch(name):

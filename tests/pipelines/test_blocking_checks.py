@@ -17,6 +17,7 @@ from dagster import DagsterInstance
 from secret_corpus import NEGATIVES
 
 from oya.build import steps
+from oya.core.shard_store import shard_name
 from oya.errors import OyaError
 from oya.site.assets import site_file
 from oya.site.render import WikiPages
@@ -147,10 +148,14 @@ def _stage_with_bundle(monkeypatch: Any, spoil: Callable[[Path], None]) -> None:
 
 
 def _rewrite_bundle(site: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    path = site_file(site, "bundle/index.json.gz")
+    """``change`` the staged bundle's shard manifest (what the Ask panel opens first), written under
+    the name its new bytes hash to, as an exporter would write it."""
+    [path] = site_file(site, "bundle/shards/").glob("manifest-*.json.gz")
     data = json.loads(gzip.decompress(path.read_bytes()))
     change(data)
-    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+    payload = json.dumps(data).encode()
+    path.unlink()
+    (path.parent / shard_name("manifest", payload)).write_bytes(gzip.compress(payload))
 
 
 def test_a_secret_only_in_the_bundle_blocks_the_site(sample_repo: Path, tmp_path: Path, monkeypatch) -> None:
@@ -167,7 +172,9 @@ def test_a_secret_only_in_the_bundle_blocks_the_site(sample_repo: Path, tmp_path
     checks, built = _outcome(result)
     assert checks == {**ALL_PASS, "site_holds_no_secrets": False}
     [failed] = [e for e in result.get_asset_check_evaluations() if not e.passed]
-    assert re.fullmatch(r"bundle(\.[0-9a-f]+)?/index\.json\.gz", failed.metadata["paths"].value)
+    assert re.fullmatch(
+        r"bundle(\.[0-9a-f]+)?/shards/manifest-[0-9a-f]+\.json\.gz", failed.metadata["paths"].value
+    )
     assert "published_site" not in built and _site(tmp_path) == before
 
 
@@ -199,8 +206,9 @@ def test_a_bundle_that_answers_unlike_the_index_blocks_the_site(
     assert len(golden.metadata["questions"].value.split(", ")) == 5  # the repository's own symbols
     before = _site(tmp_path)
 
-    def scramble(data: dict[str, Any]) -> None:  # an exporter that names the wrong file of each chunk
-        data["paths"] = data["paths"][::-1]
+    def scramble(data: dict[str, Any]) -> None:  # an exporter that gives each chunk its neighbour's id
+        ids = data["chunks"]["id"]
+        data["chunks"]["id"] = ids[1:] + ids[:1]
 
     _stage_with_bundle(monkeypatch, lambda site: _rewrite_bundle(site, scramble))
     result = _run(sample_repo, tmp_path)

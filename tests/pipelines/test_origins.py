@@ -9,8 +9,10 @@ from pathlib import Path
 import duckdb
 from dagster import DagsterInstance
 
-from oya.core.bundle import load_bundle
-from oya.site.bundle import export_bundle
+from oya.core.shard_store import folder_fetch
+from oya.core.shards import open_shards
+from oya.site.bundle import bundle_document
+from oya.site.shards import export_shards
 from oya.store.index import Index
 from pipelines.definitions import build_definitions
 from pipelines.repos import OyaRepos, RepoEntry
@@ -48,8 +50,10 @@ def test_origins_reach_the_index_the_bundle_and_the_page(tmp_path: Path) -> None
             "single_include/lib.h": "amalgamated",
             "third_party/zlib/inflate.c": "vendored",
         }
-        export_bundle(idx, tmp_path / "bundle")  # what the site ships (site_runtime=False skips it)
-    bundle = load_bundle(tmp_path / "bundle")
+        doc, vec_bytes = bundle_document(idx)  # what the site's shards are cut from
+    export_shards(doc, vec_bytes, tmp_path / "shards")
+    [manifest] = (tmp_path / "shards").glob("manifest-*")
+    bundle = open_shards(folder_fetch(tmp_path / "shards"), manifest.name)  # as the browser opens it
     assert dict(bundle.corpus.file_origins()) == {
         "single_include/lib.h": "amalgamated",
         "third_party/zlib/inflate.c": "vendored",

@@ -231,7 +231,8 @@ def test_golden_questions_match_the_cpython_core(
     runtime_timings: dict[str, Any],
     reference_embed: Callable[[Sequence[str]], list[bytes]],
 ) -> None:
-    from oya.core.bundle import load_bundle
+    from oya.core.shard_store import folder_fetch
+    from oya.core.shards import open_shards
     from oya.core.vectors import decode_f32
 
     page = browser_page.page
@@ -240,7 +241,10 @@ def test_golden_questions_match_the_cpython_core(
     page.evaluate("oyaAsk.ready()")
     runs = [page.evaluate("q => oyaAsk.query(q)", q) for q in GOLDEN_QUESTIONS]
 
-    bundle = load_bundle(site_file(ask_site.root, "bundle/"))
+    shards = ask_site.manifest["bundle"]["shards"]  # the site's index, opened as the worker opens it
+    bundle = open_shards(
+        folder_fetch(site_file(ask_site.root, "bundle/" + shards["path"])), shards["manifest"]
+    )
     reference = reference_embed(GOLDEN_QUESTIONS)
     overlaps = []
     for question, run, ref_blob in zip(GOLDEN_QUESTIONS, runs, reference, strict=True):

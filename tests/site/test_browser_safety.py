@@ -261,7 +261,8 @@ def test_panel_loads_nothing_heavy_until_used(ask_site: Any, browser_page: Any) 
         "/vendor/transformers/ort-wasm-simd-threaded.wasm",
     ):
         assert wanted in fetched, (wanted, sorted(fetched))
-    assert not {"/bundle/index.json.gz", "/bundle/vectors.bin.gz"} & fetched, sorted(fetched)
+    bundled = [p for p in fetched if p.startswith("/bundle/")]
+    assert all(p.startswith("/bundle/" + shards["path"]) for p in bundled), bundled  # shards only
     assert any(p.endswith(".whl") for p in fetched) and any(p.startswith("/models/") for p in fetched)
     assert any(p.startswith("/vendor/pyodide.") for p in for_open)
     load_test_hooks(page)

@@ -6,6 +6,7 @@ deterministic hashing embedder, so the whole module runs in seconds.
 
 from __future__ import annotations
 
+import gzip
 import json
 import posixpath
 import re
@@ -113,6 +114,15 @@ def make_index(repo: Path, out: Path) -> Path:
     vectors = embed(chunks, HashingEmbedder(), out / "embed-cache.sqlite")
     write_search_index(out, repo, scanned, graph, chunks, vectors)
     return out
+
+
+def write_whole_bundle(doc: dict[str, Any], vec_bytes: bytes, folder: Path) -> Path:
+    """The whole bundle as two files (``index.json.gz``, ``vectors.bin.gz``): the reference the
+    Node runner and the parity tests read. The site ships only shards (oya.site.shards)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "index.json.gz").write_bytes(gzip.compress(json.dumps(doc).encode("utf-8")))
+    (folder / "vectors.bin.gz").write_bytes(gzip.compress(vec_bytes))
+    return folder
 
 
 def make_hostile_repo(root: Path) -> Path:

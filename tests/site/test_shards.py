@@ -21,18 +21,26 @@ from typing import Any
 import pytest
 from test_pages import SAMPLE_REPO, make_index
 
-from oya.core.bundle import Bundle, ask_json, decode_bundle, load_bundle
+from bench.variants.whole_bundle import decode_bundle
+from oya.core.bundle import Bundle, ask_json
 from oya.core.bundle_format import BundleError
 from oya.core.channels import BM25Channel
 from oya.core.evidence import named_in
 from oya.core.query import plan_query
 from oya.core.records import Chunk
 from oya.core.shard_graph import ShardedCodeGraph, decode_sharded_graph
-from oya.core.shard_store import ShardsMissing, ShardStore, deltas, folder_fetch, term_bucket, undelta
+from oya.core.shard_store import (
+    ShardsMissing,
+    ShardStore,
+    deltas,
+    folder_fetch,
+    term_bucket,
+    undelta,
+)
 from oya.core.shards import open_shards
 from oya.site.assets import site_file
 from oya.site.build import render_wiki_pages, write_wiki_site
-from oya.site.bundle import bundle_document, export_bundle
+from oya.site.bundle import bundle_document
 from oya.site.checks import golden_mismatches
 from oya.site.shards import SHARDS_DIR, export_shards, graph_table
 from oya.store.index import Index
@@ -76,14 +84,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         shutil.copytree(REPO_ROOT / part, repo / part, ignore=shutil.ignore_patterns("__pycache__", "*.mjs"))
     index_dir = make_index(repo, work / "index")
     with Index(index_dir) as index:
-        export_bundle(index, work / "bundle")
         doc, vec_bytes = bundle_document(index)
     info = export_shards(
         doc, vec_bytes, work / "shards", term_bytes=TERM_BYTES, chunk_bytes=CHUNK_BYTES, node_bytes=NODE_BYTES
     )
-    whole = decode_bundle(
-        (work / "bundle" / "index.json.gz").read_bytes(), (work / "bundle" / "vectors.bin.gz").read_bytes()
-    )
+    whole = decode_bundle(json.dumps(doc), vec_bytes or None)  # the reference: the document whole
     return {"work": work, "info": info, "whole": whole, "folder": work / "shards"}
 
 
@@ -439,13 +444,11 @@ def test_a_shard_whose_bytes_do_not_match_its_name_is_refused(built: dict[str, A
     with pytest.raises(BundleError, match="does not hold the bytes its name hashes"):
         bundle.ask(PROSE[0])
     with pytest.raises(BundleError, match="not a shard manifest name"):
-        open_shards(folder_fetch(built["folder"]), "../index.json.gz")
+        open_shards(folder_fetch(built["folder"]), "../manifest-0123456789abcdef.json.gz")
 
 
 # -- in the site ----------------------------------------------------------------------------------
-def test_the_site_ships_shards_beside_the_whole_bundle_and_its_check_compares_them(
-    built: dict[str, Any], tmp_path: Path
-) -> None:
+def test_the_site_ships_only_shards_and_its_check_reads_them(built: dict[str, Any], tmp_path: Path) -> None:
     index_dir = built["work"] / "index"
     site = tmp_path / "site"
     report = write_wiki_site(
@@ -455,22 +458,34 @@ def test_the_site_ships_shards_beside_the_whole_bundle_and_its_check_compares_th
     shards = bundle_info["shards"]
     folder = site / bundle_info["path"] / shards["path"]
     assert (folder / shards["manifest"]).is_file() and shards["chunk_shards"] > 1
+    # the bundle folder holds the shards and nothing a reader would not fetch (no whole bundle)
+    assert [p.name for p in (site / bundle_info["path"]).iterdir()] == [SHARDS_DIR]
+    assert bundle_info["chunks"] == len(built["whole"].chunks)
     # what every question reads is named in manifest.json, so the browser fetches it with the
     # manifest in one round: the graph, and the vectors (the JS kernel's file)
     listed = json.loads(gzip.decompress((folder / shards["manifest"]).read_bytes()))
     assert shards["graph"] == listed["graph"] and (folder / shards["graph"]).is_file()
     assert shards["vectors"] == listed["vectors"]["file"] and (folder / shards["vectors"]).is_file()
-    whole = load_bundle(site / bundle_info["path"])
     sharded = open_shards(folder_fetch(folder), shards["manifest"])
     for q in PROSE:
-        assert _answer(sharded, q) == _answer(whole, q), q
-    questions, wrong = golden_mismatches(index_dir, site_file(site, "bundle/index.json.gz").parent)
+        assert _answer(sharded, q) == _answer(built["whole"], q), q
+    questions, wrong = golden_mismatches(index_dir, site_file(site, "bundle/"))
     assert questions and not wrong
 
-    # shards that answer otherwise (other document lengths: other BM25 scores) fail the check
+    # shards that answer otherwise (each chunk under its neighbour's id) fail the check
     with Index(index_dir) as index:
         doc, vec_bytes = bundle_document(index)
-    doc["bm25"]["doc_lens"] = [2 * n + 7 for n in doc["bm25"]["doc_lens"]]
-    export_shards(doc, vec_bytes, site_file(site, "bundle/index.json.gz").parent / SHARDS_DIR)
-    _, wrong = golden_mismatches(index_dir, site_file(site, "bundle/index.json.gz").parent)
-    assert wrong and all("shards answer otherwise" in w for w in wrong)
+    doc["chunks"]["end_line"] = [n + 1 for n in doc["chunks"]["end_line"]]  # other spans: other ids
+    shutil.rmtree(folder)
+    export_shards(doc, vec_bytes, folder)
+    _, wrong = golden_mismatches(index_dir, site_file(site, "bundle/"))
+    assert wrong and all(": index (" in w for w in wrong)
+    # a shard whose bytes are not the ones its name hashes is a mismatch too, not an error
+    [manifest] = folder.glob("manifest-*")
+    manifest.write_bytes(gzip.compress(gzip.decompress(manifest.read_bytes()) + b" "))
+    _, wrong = golden_mismatches(index_dir, site_file(site, "bundle/"))
+    assert len(wrong) == 1 and "does not hold the bytes its name hashes" in wrong[0], wrong
+    # and a bundle folder without its shards is a mismatch, not a pass
+    shutil.rmtree(folder)
+    _, wrong = golden_mismatches(index_dir, site_file(site, "bundle/"))
+    assert wrong == [f"{site_file(site, 'bundle/').name}/{SHARDS_DIR}: no single shard manifest"]

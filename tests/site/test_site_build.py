@@ -293,28 +293,26 @@ def test_long_and_short_names_build(tmp_path: Path, name: str) -> None:
     check_site(site)
 
 
-# -- the bundle on disk ---------------------------------------------------------------------------
-def test_bundle_is_stored_gzipped_deterministically_and_decodes_to_the_same_answers(tmp_path: Path) -> None:
-    import gzip
+# -- the bundle's document ------------------------------------------------------------------------
+def test_bundle_document_is_deterministic_and_decodes_to_the_same_answers_gzipped_or_not(
+    tmp_path: Path,
+) -> None:
     import json
 
-    from oya.core.bundle import INDEX_FILE, VECTORS_FILE, decode_bundle, load_bundle
-    from oya.site.bundle import export_bundle
+    from bench.variants.whole_bundle import decode_bundle
+    from oya.site.bundle import bundle_document, gzip_deterministic
     from oya.store.index import Index
 
     index_dir = make_index(Path(shutil.copytree(SAMPLE_REPO, tmp_path / "repo")), tmp_path / "index")
     with Index(index_dir) as index:
-        info = export_bundle(index, tmp_path / "a")
-        export_bundle(index, tmp_path / "b")
-    assert info["index"] == INDEX_FILE and info["vectors"] == VECTORS_FILE
-    for name in (INDEX_FILE, VECTORS_FILE):
-        packed = (tmp_path / "a" / name).read_bytes()
-        assert packed[:2] == b"\x1f\x8b" and packed == (tmp_path / "b" / name).read_bytes(), name
-    raw_index = gzip.decompress((tmp_path / "a" / INDEX_FILE).read_bytes())
-    assert json.loads(raw_index)["format"] == "oya-bundle"
-    assert info["index_bytes"] < len(raw_index) / 2  # texts and postings compress well
-    stored = load_bundle(tmp_path / "a")
-    plain = decode_bundle(raw_index, gzip.decompress((tmp_path / "a" / VECTORS_FILE).read_bytes()))
+        doc, vec_bytes = bundle_document(index)
+        assert bundle_document(index) == (doc, vec_bytes)
+    raw_index = json.dumps(doc, sort_keys=True).encode()
+    assert doc["format"] == "oya-bundle" and vec_bytes
+    packed = gzip_deterministic(raw_index)
+    assert packed[:2] == b"\x1f\x8b" and packed == gzip_deterministic(raw_index)
+    stored = decode_bundle(packed, gzip_deterministic(vec_bytes))
+    plain = decode_bundle(raw_index, vec_bytes)
     question = "How is stock removed when an order ships?"
     assert stored.vector_index is not None
     vector = stored.vector_index.row(0)  # the first stored chunk's own vector

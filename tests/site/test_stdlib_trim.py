@@ -17,16 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pages import SAMPLE_REPO, make_index
+from test_pages import SAMPLE_REPO, make_index, write_whole_bundle
 
-from oya.core.bundle import ask_json, decode_bundle
+from bench.variants.whole_bundle import decode_bundle
+from oya.core.bundle import ask_json
 from oya.core.query import MAX_QUESTION_CHARS
 from oya.core.report import condense_report
 from oya.core.shard_store import folder_fetch
 from oya.core.shards import open_shards
 from oya.embedding.embedder import HashingEmbedder
 from oya.settings import default_cache_dir
-from oya.site.bundle import bundle_document, export_bundle
+from oya.site.bundle import bundle_document
 from oya.site.core_wheel import build_core_wheel, core_sources
 from oya.site.shards import export_shards
 from oya.site.stdlib_trim import STDLIB_MODULES, keeps, member_module, trim_stdlib, trimmed_stdlib
@@ -64,8 +65,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     index_dir = make_index(repo, work / "index")
     with Index(index_dir) as index:
-        export_bundle(index, work / "bundle")
         doc, vec_bytes = bundle_document(index)
+    write_whole_bundle(doc, vec_bytes, work / "bundle")
     info = export_shards(doc, vec_bytes, work / "shards", term_bytes=3_000, chunk_bytes=12_000)
     embed = HashingEmbedder()
     asks: list[dict[str, Any]] = []
@@ -116,6 +117,8 @@ def _pyodide(built: dict[str, Any], stdlib: Path | None) -> dict[str, Any]:
         str(work / "shards"),
         "--bundle",
         str(work / "bundle"),
+        "--reference",
+        str(REPO_ROOT / "bench" / "variants" / "whole_bundle.py"),
         "--requests",
         str(work / "requests.json"),
     ]

@@ -101,8 +101,7 @@ function bundleDir(manifest) {
 // The bundle's shards (oya/site/shards.py): their folder (under the site), the shard manifest's name,
 // and what to fetch at once (manifest, graph: every question reads them). vectors: the vectors
 // shard's name (the JS kernel's file), or null; not prefetched, since only the semantic channel
-// reads it and the first answer does without (the "vectors" op). The browser reads no other file of
-// the bundle (the whole index.json.gz beside the shards is not for it).
+// reads it and the first answer does without (the "vectors" op). The bundle folder holds nothing else.
 export function shardFiles(manifest) {
   const bundle = bundleDir(manifest);
   const shards = manifest.bundle.shards;
