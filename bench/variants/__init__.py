@@ -8,7 +8,8 @@ identifier-only long queries) and the others named there. ``embedders`` holds th
 shipped one was chosen over (``bench/embed_bench.py``, ``bench/eval_quality.py --embedder``);
 ``dagster_multiprocess`` the executor the in-process job replaced (``bench/dagster_bench.py``);
 ``suffix_folds`` the tokenizer's suffix folding (ablation "suffix folding on (lexical)");
-``static`` issue 25's static embedding model distilled from MiniLM (no product option).
+``static`` issue 25's static embedding model distilled from MiniLM (no product option);
+``whole_bundle`` the whole bundle's reader the shards replaced (issue 26), the parity tests' reference.
 
 A pipeline is a frozen record of named stages; ``replaced`` and ``inserted`` below make the copy
 a variant runs (they left the core with the variants: no shipped code swaps a stage).
