@@ -42,6 +42,7 @@ from bench.variants.query_plans import with_adaptive_weights, with_long_query_id
 from bench.variants.ranking import without_build_chunks_last
 from bench.variants.scope import without_scope
 from bench.variants.suffix_folds import FoldedBM25Channel
+from bench.variants.unembedded import vectors_without
 from oya.core.channels import BM25Channel, GraphChannel, MemoryCorpus, VectorChannel, make_channels
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
@@ -86,7 +87,7 @@ def ablations() -> dict[str, dict[str, Any]]:
 
     An option change is a ``RetrievalOptions`` field; ``_variant`` is a losing variant kept in
     ``bench/variants/`` (a pipeline change); ``_mmr`` is MMR's (diversity, graph weight), with
-    the project's stored vectors; ``_lexical``/``_graph`` swap a channel.
+    the project's stored vectors; ``_lexical``/``_graph``/``_semantic`` swap a channel.
     """
     d = DEFAULTS
     out: dict[str, dict[str, Any]] = {
@@ -113,6 +114,7 @@ def ablations() -> dict[str, dict[str, Any]]:
     out["tests asked by the first line"] = {"_variant": with_tests_asked_by_first_line}
     out["bug reports ask for code"] = {"_variant": with_reports_asking_for_code}
     out["build-file chunks in place"] = {"_variant": without_build_chunks_last}
+    out["test files not embedded"] = {"_semantic": ("test",)}  # issue 25: half the build's embedding
     for mode in ("max", "decay", "graph"):
         if mode != d.file_aggregation:
             out[f"files={mode}"] = {"file_aggregation": mode}
@@ -358,6 +360,12 @@ def main(argv: list[str] | None = None) -> int:
             use = channels
             if change.get("_lexical") == "folded":
                 use = [MemoChannel(FoldedBM25Channel(project.index))] + channels[1:]
+            if "_semantic" in change:
+                use = [
+                    channels[0],
+                    MemoChannel(vectors_without(project.index, change["_semantic"])),
+                    channels[2],
+                ]
             if change.get("_graph") == "exact":
                 exact = GraphChannel(project.index.graph, project.index, prefix_match=False)
                 use = channels[:2] + [MemoChannel(exact)]
