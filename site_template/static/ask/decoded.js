@@ -57,19 +57,16 @@ function prepended(chunks, reader) {
 async function decodedBody(response) {
   if (!response.body) return null;
   const reader = response.body.getReader();
-  const head = [];
-  let held = 0;
-  while (held < GZIP_MAGIC.length) {
+  const head = []; // the chunks read to see the first bytes, sent on first
+  const first = [];
+  while (first.length < GZIP_MAGIC.length) {
     const { done, value } = await reader.read();
     if (done) break;
     head.push(value);
-    held += value.length;
+    first.push(...value.subarray(0, GZIP_MAGIC.length - first.length));
   }
-  const first = new Uint8Array(Math.min(held, GZIP_MAGIC.length));
-  let at = 0;
-  for (const chunk of head) for (const byte of chunk.subarray(0, first.length - at)) first[at++] = byte;
   const body = prepended(head, reader);
-  const gzipped = first.length === GZIP_MAGIC.length && GZIP_MAGIC.every((b, i) => first[i] === b);
+  const gzipped = GZIP_MAGIC.every((byte, i) => first[i] === byte);
   return gzipped ? body.pipeThrough(new DecompressionStream("gzip")) : body;
 }
 
