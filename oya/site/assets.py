@@ -23,6 +23,10 @@ Theory of operation:
   same on every build) are cached by content digest under the Oya cache folder; pages and the
   bundle, new on every build, get a fast level (Brotli 6, gzip 6). On a first build a child
   process fills that cache while the index is built (``oya.site.prepare``), so here they are found.
+* ``manifest.json`` always gets both copies (``write_copies``), whatever they save: the Ask panel
+  reads its ``Content-Encoding`` to learn whether the host sends the Brotli copies (``oya serve``
+  does) or files as they are, and then fetches the runtime's ``.gz`` copies and inflates them
+  itself (site_template/static/ask/decoded.js).
 * Generic: it walks whatever files the build wrote, so a bundle format with other or more files
   (shards, quantized vectors) is hashed and compressed the same way.
 """
@@ -162,6 +166,13 @@ def precompress_runtime_file(data: bytes, cache: Path) -> None:
     """Put a runtime file's compressed copies into ``cache`` (``oya.site.prepare``, ahead of the site)."""
     for encoding, _ in ENCODINGS:
         _packed(data, encoding, cache, runtime=True)
+
+
+def write_copies(path: Path) -> None:
+    """Write ``<file>.br`` and ``<file>.gz`` beside ``path`` at the fast level, whatever they save."""
+    data = path.read_bytes()
+    for encoding, suffix in ENCODINGS:
+        path.with_name(path.name + suffix).write_bytes(_compress(data, encoding, best=False))
 
 
 def precompress(

@@ -206,7 +206,7 @@ def _write_into(
         }
         sizes["bundle"] = _tree_bytes(tmp / "bundle")
     # last: content-hashed names and .br/.gz copies of whatever files were written (oya.site.assets)
-    from oya.site.assets import finish_assets
+    from oya.site.assets import finish_assets, write_copies
 
     with _timed(steps, "hash_and_compress"):
         compressed = finish_assets(tmp, manifest, cache.root / "compressed", previous, steps)
@@ -214,6 +214,8 @@ def _write_into(
     (tmp / "manifest.json").write_text(
         json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
+    # its Content-Encoding tells the Ask panel how the host sends files (oya.site.assets)
+    write_copies(tmp / "manifest.json")
     return {"manifest": manifest, "bytes": sizes, "compressed": compressed, "steps": steps}
 
 

@@ -6,18 +6,26 @@
 // from manifest.json; the defaults are the unhashed names). Vectors are the
 // mean of the token states over the attention mask, L2-normalised, as sentence-transformers makes
 // them in the pipeline, so the browser only needs dot products against the bundle's unit vectors.
+// On a host that sends files as they are (copies "gz", ask/decoded.js) the model, its tokenizer and
+// onnxruntime's WASM come as their gzip copies, inflated here: transformers.js fetches through
+// env.fetch, and onnxruntime takes the WASM's bytes (env.backends.onnx.wasm.wasmBinary) instead of
+// fetching it from wasmPaths.
 
+import { decodingFetch, fetchDecoded } from "./ask/decoded.js";
 import { absoluteBase as absolute, mark } from "./ask/util.js";
 
 const MODEL = "models/all-MiniLM-L6-v2";
+// the model's files worth fetching compressed, under its folder (MBs; the rest are a few hundred bytes)
+const DECODED_MODEL_FILES = ["onnx/model_quantized.onnx", "tokenizer.json"];
 
 let extractorPromise = null;
 
 // Load transformers.js and the model once; later calls return the same promise. vendor: the folder of
-// transformers.js and onnxruntime's WASM; model: the model's folder (both relative to baseUrl).
-export function loadEmbedder(baseUrl, { vendor = "vendor/transformers/", model = MODEL } = {}) {
+// transformers.js and onnxruntime's WASM; model: the model's folder (both relative to baseUrl); copies:
+// how to fetch their large files (ask/decoded.js copiesFor).
+export function loadEmbedder(baseUrl, { vendor = "vendor/transformers/", model = MODEL, copies = "raw" } = {}) {
   if (extractorPromise === null) {
-    extractorPromise = createExtractor(absolute(baseUrl), vendor, model).catch((err) => {
+    extractorPromise = createExtractor(absolute(baseUrl), vendor, model, copies).catch((err) => {
       extractorPromise = null; // let a later call retry instead of caching the failure
       throw err;
     });
@@ -25,7 +33,7 @@ export function loadEmbedder(baseUrl, { vendor = "vendor/transformers/", model =
   return extractorPromise;
 }
 
-async function createExtractor(base, vendorPath, modelPath) {
+async function createExtractor(base, vendorPath, modelPath, copies) {
   const vendor = new URL(vendorPath, base).href;
   const modelUrl = new URL(modelPath.replace(/\/?$/, "/"), base);
   const modelName = modelUrl.pathname.split("/").at(-2); // transformers.js reads <localModelPath><name>/
@@ -52,6 +60,14 @@ async function createExtractor(base, vendorPath, modelPath) {
     mjs: vendor + "ort-wasm-simd-threaded.mjs",
     wasm: vendor + "ort-wasm-simd-threaded.wasm",
   };
+  if (copies === "gz") {
+    const fetchFn = env.fetch || ((url, init) => fetch(url, init));
+    const decoded = DECODED_MODEL_FILES.map((name) => new URL(name, modelUrl).href);
+    env.fetch = decodingFetch(decoded, { copies, fetchFn });
+    const wasm = await fetchDecoded(env.backends.onnx.wasm.wasmPaths.wasm, { copies });
+    if (!wasm.ok) throw new Error(`Could not fetch onnxruntime's WASM from ${vendor}: HTTP ${wasm.status}`);
+    env.backends.onnx.wasm.wasmBinary = await wasm.arrayBuffer();
+  }
   // onnxruntime in its own worker (a module worker of the vendored transformers.min.js): creating the
   // session (~1.5 s of CPU on a cold start) and each inference then leave the page responsive and
   // overlap with Python booting in ask.js's worker.

@@ -6,7 +6,12 @@
 // info must match the runtime's ABI, so update it together with the pinned npm `pyodide` version.
 // Loading by name offline "succeeds" and then the import fails, so the wheel is fetched with a
 // checked response, unpacked into site-packages, and `oya.core` is imported right away to verify it.
+// Pyodide fetches its WASM and standard library itself, with the global fetch, and has no option to be
+// handed their bytes (only stdLibURL, another URL): while it loads, this scope's fetch answers those
+// two URLs through ask/decoded.js, so a plain static host sends their gzip copies (`copies`, from the
+// page: "gz" or "raw").
 
+import { decodingFetch } from "./ask/decoded.js";
 import { absoluteBase as absolute, mark } from "./ask/util.js";
 
 const LOCK_FILE_STUB = JSON.stringify({
@@ -30,9 +35,26 @@ async function fetchBytes(url, what) {
   return await response.arrayBuffer();
 }
 
-// Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base. The
-// bundle is the worker's to load (pyodide_worker.js opens its shards with oya.core.shards.open_shards).
-export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" } = {}) {
+// The files Pyodide fetches itself that are worth fetching compressed (MBs each; pyodide.asm.mjs is
+// imported as a module, which only the browser's own decoding can shrink).
+const DECODED_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"];
+
+// loadPyodide(options) with this scope's fetch answering DECODED_FILES under indexURL decoded.
+async function loadPyodideDecoded(loadPyodide, options, copies) {
+  const original = globalThis.fetch;
+  const urls = DECODED_FILES.map((name) => new URL(name, options.indexURL).href);
+  globalThis.fetch = decodingFetch(urls, { copies, fetchFn: original.bind(globalThis) });
+  try {
+    return await loadPyodide(options);
+  } finally {
+    globalThis.fetch = original;
+  }
+}
+
+// Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base;
+// copies: how to fetch its large files (ask/decoded.js copiesFor). The bundle is the worker's to load
+// (pyodide_worker.js opens its shards with oya.core.shards.open_shards).
+export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/", copies = "raw" } = {}) {
   if (!wheelUrl) {
     throw new Error("bootCore needs wheelUrl (the oya core wheel)");
   }
@@ -48,7 +70,7 @@ export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/" 
   }
   const wheelHref = new URL(wheelUrl, base).href;
   const [pyodide, wheel] = await Promise.all([
-    loadPyodide({ indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }).then((py) => {
+    loadPyodideDecoded(loadPyodide, { indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }, copies).then((py) => {
       mark("pyodide-loaded");
       return py;
     }),

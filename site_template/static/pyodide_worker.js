@@ -2,7 +2,9 @@
 // JS vector kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page.
 //
 // Ops (ask/protocol.js carries them; handled in order of arrival):
-//   boot    {base, wheelUrl, runtime}        -> true, once oya.core imports (runtime: Pyodide's folder)
+//   boot    {base, wheelUrl, runtime, copies}
+//                                            -> true, once oya.core imports (runtime: Pyodide's folder;
+//                                               copies: how to fetch its large files, ask/decoded.js)
 //   shards  {dir, manifest, prefetch, vectors}
 //                                            -> {chunks, vectors: 0, rounds}: the sharded bundle
 //                                               (oya.core.shards) opened over shards this worker
@@ -59,8 +61,8 @@ function engineHandlers() {
   let loading = null;
   let condenser = null;
 
-  async function boot({ base, wheelUrl, runtime }) {
-    const pyodide = await bootCore(base, { wheelUrl, runtime });
+  async function boot({ base, wheelUrl, runtime, copies }) {
+    const pyodide = await bootCore(base, { wheelUrl, runtime, copies });
     pyodide.runPython(`
 import json
 from oya.core.bundle import ask_json

@@ -15,7 +15,8 @@ const SHARDS = {
 const MANIFEST = { wheel: "oya_core.whl", model: "all-MiniLM-L6-v2", bundle: { path: "bundle/", index: "index.json.gz", shards: SHARDS } };
 
 // A site over a fake fetch: path -> body (object: JSON; Uint8Array: bytes); records every request.
-function fakeSite(files, { failFirst = new Set() } = {}) {
+// encoding: the Content-Encoding the host labels its answers with (as if it had decoded them).
+function fakeSite(files, { failFirst = new Set(), encoding = null } = {}) {
   const requested = [];
   const fetchFn = async (url) => {
     const path = url.slice(BASE.length);
@@ -23,7 +24,8 @@ function fakeSite(files, { failFirst = new Set() } = {}) {
     if (failFirst.delete(path)) throw new TypeError("Failed to fetch");
     if (!(path in files)) return new Response("missing", { status: 404 });
     const body = files[path];
-    return new Response(body instanceof Uint8Array ? body : JSON.stringify(body));
+    const headers = encoding ? { "Content-Encoding": encoding } : {};
+    return new Response(body instanceof Uint8Array ? body : JSON.stringify(body), { headers });
   };
   return { fetchFn, requested };
 }
@@ -79,7 +81,8 @@ test("nothing loads until asked; a question goes through the model, the worker a
     const run = await engine.ask("where?", { k: 5 });
     assert.deepEqual(site.requested, ["manifest.json"]);
     assert.deepEqual(log[0], ["worker", BASE + "static/pyodide_worker.js"]);
-    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl", runtime: "vendor/pyodide/" });
+    // a host that sent manifest.json as it is: the runtime's gzip copies (ask/decoded.js)
+    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl", runtime: "vendor/pyodide/", copies: "gz" });
     assert.equal(log.find((e) => e[0] === "shards")[1].dir, BASE + "bundle/shards/");
     assert.deepEqual(log.find((e) => e[0] === "import"), ["import", BASE + "static/embed.js"]);
     const request = log.find((e) => e[0] === "ask")[1];
@@ -184,12 +187,31 @@ test("a built site's content-hashed folders reach the worker and the model loade
     await engine.ask("where?");
     assert.deepEqual(site.requested, ["manifest.json"]);
     assert.equal(log.find((e) => e[0] === "shards")[1].dir, BASE + "bundle.77aa/shards/");
-    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.1a2b.whl", runtime: "vendor/pyodide.0c0c/" });
+    assert.deepEqual(log.find((e) => e[0] === "boot")[1], {
+      base: BASE,
+      wheelUrl: "vendor/oya_core.1a2b.whl",
+      runtime: "vendor/pyodide.0c0c/",
+      copies: "gz",
+    });
     assert.deepEqual(log.find((e) => e[0] === "loadEmbedder"), [
       "loadEmbedder",
       BASE,
-      { vendor: "vendor/transformers.5d5d/", model: "models/all-MiniLM-L6-v2.9f8e" },
+      { vendor: "vendor/transformers.5d5d/", model: "models/all-MiniLM-L6-v2.9f8e", copies: "gz" },
     ]);
+  } finally {
+    worker.close();
+  }
+});
+
+test("a host that sent the manifest in Brotli (oya serve) gets the runtime's own URLs asked, worker and model alike", async () => {
+  const log = [];
+  const site = fakeSite(siteFiles(), { encoding: "br" });
+  const worker = fakeWorker(log);
+  const engine = createEngine({ base: BASE, fetchFn: site.fetchFn, makeWorker: worker.makeWorker, importModule: fakeModel(log) });
+  try {
+    await engine.ask("where?");
+    assert.equal(log.find((e) => e[0] === "boot")[1].copies, "raw");
+    assert.equal(log.find((e) => e[0] === "loadEmbedder")[2].copies, "raw");
   } finally {
     worker.close();
   }

@@ -19,6 +19,14 @@ from bench.browser_harness import ANSWERED, browser, serve
 pytestmark = pytest.mark.slow
 PREFIX = "/team/wiki/"
 QUESTION = "How is stock removed when an order ships?"
+# fetched for an answer, MBs each on a plain host unless fetched compressed
+LARGE_FILES = (
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "ort-wasm-simd-threaded.wasm",
+    "model_quantized.onnx",
+    "tokenizer.json",
+)
 
 
 @pytest.mark.parametrize("server", ["plain", "oya"])
@@ -53,10 +61,20 @@ def test_the_site_answers_under_a_sub_path(
     missing = [t.path for t in transfers if t.status == 404 and not t.path.endswith("favicon.ico")]
     assert missing == [], missing
     assert all(t.path.startswith(PREFIX) for t in transfers if t.status < 400)
-    wasm = [t for t in transfers if t.path.endswith("pyodide.asm.wasm")]
-    assert len(wasm) == 1
-    # `oya serve` sends the build's Brotli copy; the plain server the file as it is
-    assert wasm[0].encoding == ("br" if server == "oya" else "")
+    # the runtime's and the model's large files: `oya serve` sends the build's Brotli copy with
+    # Content-Encoding; from the plain server the page fetches the .gz copy and inflates it
+    # (site_template/static/ask/decoded.js), never the file as it is
+    for name in LARGE_FILES:
+        sent = [t for t in transfers if t.path.endswith("/" + name) or t.path.endswith("/" + name + ".gz")]
+        assert len(sent) == 1, (name, sent)
+        path = ask_site.root / sent[0].path[len(PREFIX) :]
+        if server == "oya":
+            assert sent[0].path.endswith(name) and sent[0].encoding == "br", sent
+        else:
+            assert sent[0].path.endswith(name + ".gz") and sent[0].encoding == "", sent
+            # the copy's bytes and the headers: far less than the file
+            assert path.stat().st_size <= sent[0].bytes < path.stat().st_size + 4096, sent
+            assert sent[0].bytes < 0.9 * path.with_suffix("").stat().st_size, sent
 
 
 def test_opened_from_disk_the_page_says_what_to_do(

@@ -6,6 +6,7 @@ embedder (``make_index`` of test_pages), so every test here takes seconds.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ import string
 from pathlib import Path
 from urllib.parse import unquote
 
+import brotli
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,9 +46,19 @@ def _build(repo: Path, work: Path, site: Path | None = None) -> tuple[Path, dict
 def _site_files(site: Path) -> dict[str, bytes]:
     out = {}
     for p in sorted(site.rglob("*")):
-        if p.is_file() and p.name != "manifest.json":  # the manifest holds the build time
+        # the manifest (and its compressed copies) holds the build time
+        if p.is_file() and not p.name.startswith("manifest.json"):
             out[p.relative_to(site).as_posix()] = p.read_bytes()
     return out
+
+
+def test_the_manifest_ships_its_compressed_copies_whatever_their_size(tmp_path: Path) -> None:
+    # the Ask panel reads manifest.json's Content-Encoding to learn whether the host sends the
+    # Brotli copies (site_template/static/ask/decoded.js): `oya serve` must have one to send
+    site, _ = _build(_write(tmp_path / "repo", {"a.py": "A = 1\n"}), tmp_path)
+    manifest = (site / "manifest.json").read_bytes()
+    assert brotli.decompress((site / "manifest.json.br").read_bytes()) == manifest
+    assert gzip.decompress((site / "manifest.json.gz").read_bytes()) == manifest
 
 
 # -- layouts that used to break the build ---------------------------------------------------------

@@ -17,9 +17,11 @@
 // Progress: a Map step -> {label, state: busy|done|warn|fail, ms?, detail?}; onProgress() is called
 // on every change. Performance marks "oya:<step>" profile the cold start (util.markTimes).
 
+import { copiesFor } from "./decoded.js";
 import { createClient, runtimePaths, shardFiles, shipsModel, wheelUrl } from "./protocol.js";
 import { mark, MAX_QUESTION_CHARS } from "./util.js";
 
+// The parsed body and how the host encoded it (Content-Encoding, "" for none).
 async function fetchChecked(fetchFn, url, what, kind) {
   let response;
   try {
@@ -28,7 +30,7 @@ async function fetchChecked(fetchFn, url, what, kind) {
     throw new Error(`Could not fetch the ${what} (${url}): ${err.message}`);
   }
   if (!response.ok) throw new Error(`Could not fetch the ${what} (${url}): HTTP ${response.status}`);
-  return await response[kind]();
+  return { body: await response[kind](), encoding: response.headers?.get("Content-Encoding") || "" };
 }
 
 function workerMark(name, at) {
@@ -45,6 +47,8 @@ export function createEngine({
 } = {}) {
   const progress = new Map();
   let manifestPromise = null;
+  // how the runtime's large files are fetched from this host (ask/decoded.js): known with the manifest
+  let copies = "raw";
   let enginePromise = null;
   let modelPromise = null;
   let modelGate = null;
@@ -65,10 +69,16 @@ export function createEngine({
 
   function loadManifest() {
     if (!manifestPromise) {
-      manifestPromise = fetchChecked(fetchFn, base + "manifest.json", "site manifest", "json").catch((err) => {
-        manifestPromise = null;
-        throw err;
-      });
+      manifestPromise = fetchChecked(fetchFn, base + "manifest.json", "site manifest", "json").then(
+        ({ body, encoding }) => {
+          copies = copiesFor(encoding);
+          return body;
+        },
+        (err) => {
+          manifestPromise = null;
+          throw err;
+        },
+      );
     }
     return manifestPromise;
   }
@@ -85,7 +95,7 @@ export function createEngine({
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
     const runtime = runtimePaths(manifest).pyodide;
-    const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime }).then(() => {
+    const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime, copies }).then(() => {
       setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
     });
     booted.catch(() => {}); // awaited below; a failure while the shards download is reported once
@@ -132,7 +142,7 @@ export function createEngine({
       setStep("model", "Loading model…", "busy");
       const embedModule = await importModule(base + "static/embed.js");
       const { transformers, model } = runtimePaths(manifest);
-      await embedModule.loadEmbedder(base, { vendor: transformers, model });
+      await embedModule.loadEmbedder(base, { vendor: transformers, model, copies });
       setStep("model", "Model ready", "done", { ms: performance.now() - t0 });
       modelSettled = true;
       return embedModule;
