@@ -4,7 +4,7 @@ A fix often edits a file and its companion: a header and its implementation (``v
 ``value.c``), a declaration and its inline definitions (``field.h`` and ``field-inl.h``), a type
 and its part or variant in the same folder (``jv.c`` and ``jv_parse.c``, ``MockMaker.java`` and
 ``InlineMockMaker.java``). On issue reports, 14 of the 25 reports without a file to fix in the
-first five had one ranked sixth to tenth, often the companion of a file above.
+first five had one ranked sixth to tenth, a few of them the companion of a file above.
 
 Theory of operation: two source files in one folder are companions when their stems are equal
 (their extensions differ) or when one stem's words are the other's plus one word at either end
