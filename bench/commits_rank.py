@@ -10,7 +10,8 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   ``variants.coactivation`` (``oya-nofilelex``, ``oya-buildlast``, ``oya-coact``; ``oya-noscope``,
   ``oya-scope1``, ``oya-scope2``: ``variants.scope``; ``oya-noorigins``: ``variants.origins``, the
   ranking blind to files' origins; ``oya-nocodefirst``, ``oya-nonamed``: ``variants.code_first``,
-  each list read as its channel gave it; ``oya-nosemantic``: no semantic channel; ``oya-prose`` and
+  each list read as its channel gave it; ``oya-nocompanions``: ``variants.companions``, no
+  companion moved up beside a high file; ``oya-nosemantic``: no semantic channel; ``oya-prose`` and
   ``oya-subject`` embed the prose part or its first paragraph: ``variants.query_parts``),
   all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
@@ -43,6 +44,7 @@ import numpy as np
 from bench.common import CACHE_DIR
 from bench.variants.coactivation import with_coactivation
 from bench.variants.code_first import without_code_first, without_named
+from bench.variants.companions import without_companions
 from bench.variants.file_lexical import without_file_lexical
 from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from bench.variants.no_kinds import without_kinds
@@ -323,6 +325,8 @@ class IndexRankers:
             # issue 24: each list read as the channel gave it, no named files (main before)
             "oya-nocodefirst": without_code_first(shipped),
             "oya-nonamed": without_named(shipped),
+            # issue 24: before a high file's companion moved up beside it
+            "oya-nocompanions": without_companions(shipped),
             # issue 25: what the semantic channel is worth (the question is still embedded once)
             "oya-nosemantic": default_pipeline(
                 replace(RetrievalOptions(), k=10, channels=("lexical", "graph"))

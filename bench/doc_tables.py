@@ -382,6 +382,7 @@ _ISSUES = "issues_families.json"
 _ISSUE_ROWS = [
     ("oya", "**Oya**"),
     ("oya-noorigins", "Oya without file provenance"),
+    ("oya-nocompanions", "Oya without companion files"),
     ("oya-nosemantic", "Oya without the semantic channel"),
     ("bm25-files", "BM25 over Oya's indexed files"),
     ("bm25-set", "the set's BM25 row (source files only)"),

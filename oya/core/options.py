@@ -60,6 +60,12 @@ class RetrievalOptions:
     # the code in each channel's list, issue reports R@1 +2.0 and R@5 +1.2 (docs/DECISIONS.md,
     # "Docs come after the code inside each channel's list")
     named_weight: float = 0.5
+    # each of the first companion_seeds source files takes right after it the first of its
+    # companions (a header's implementation, ``x-inl.h``, ``jv.c``'s ``jv_parse.c``; oya.core.companions)
+    # ranked within the first companion_depth files (0 = off): issue reports file R@5 +1.9, fix
+    # commits -0.7, R@1 unchanged; depth 20 or 40 lost (docs/DECISIONS.md, "A file's companion moves up beside it")
+    companion_seeds: int = 3
+    companion_depth: int = 10
     # fused score factor for test code (tests/, test_*.py, *_test.py, conftest.py) unless the
     # question asks about tests: tests repeat the names they test and crowd out the code itself
     test_weight: float = 0.7
@@ -90,6 +96,8 @@ class RetrievalOptions:
             raise ValueError("scope_weight must be at least 0")
         if self.named_weight < 0.0:
             raise ValueError("named_weight must be at least 0")
+        if self.companion_seeds < 0 or self.companion_depth < 0:
+            raise ValueError("companion_seeds and companion_depth must be at least 0")
         if not 0.0 <= self.test_weight <= 1.0:
             raise ValueError("test_weight must be in [0, 1]")
 

@@ -1,5 +1,5 @@
 """The retrieval pipeline: plan -> gather -> fuse -> reweigh -> dedup -> files -> whole_files -> scope -> named ->
-kinds -> cap -> expand -> pack.
+kinds -> companions -> cap -> expand -> pack.
 
 Theory of operation:
 
@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from oya.core.channels import CHANNEL_NAMES, Channel, Corpus, DataMissing
+from oya.core.companions import favour_companions
 from oya.core.confidence import assess_confidence
 from oya.core.evidence import agreements, channel_files, gather_evidence
 from oya.core.files import DECAY_CHUNKS
@@ -105,6 +106,8 @@ def default_pipeline(options: RetrievalOptions) -> Pipeline:
         # moving them out too cost connected coverage 9 points). Issue 16 items 7 and 8;
         # docs/DECISIONS.md
         ("kinds", partial(order_kinds, demoted=DEMOTED_ALL, hit_demoted=HIT_DEMOTED)),
+        # a high source file's companion (header, implementation, x-inl.h) moves up beside it (issue 24)
+        ("companions", partial(favour_companions, seeds=o.companion_seeds, depth=o.companion_depth)),
         ("cap", partial(cap, k=o.k, max_per_file=o.max_per_file)),
         ("expand", expand_stage(o, uniform_prior)),
         (

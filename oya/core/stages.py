@@ -11,7 +11,8 @@ content once among the fused pool (where each candidate is, not its text: ``Cand
 the files a first line's scope prefix names ("printer: fix ..."), ``favour_named`` those whose
 file name the question spells (a stack frame's ``Foo.java``);
 ``order_kinds`` moves tests, docs, change logs and templates after the code files unless the
-question's first line asks for them;
+question's first line asks for them; ``oya.core.companions.favour_companions`` moves a high file's
+companion (its header, ``x-inl.h``) up beside it;
 ``cap`` picks the hits (at most ``max_per_file`` of one file, ``k`` in all); ``expand``
 follows the code graph from the top hits and reads the answer's text in one round (the hits',
 the connected code's, and the pool's when the question names code: the evidence looks for the

@@ -276,6 +276,7 @@ def test_timings_and_determinism(inventory: Inventory) -> None:
         "scope",
         "named",
         "kinds",
+        "companions",
         "cap",
         "expand",
         "pack",

@@ -252,8 +252,8 @@ def test_pack_fits_the_context_in_its_budget(inventory: Inventory) -> None:
 def test_the_default_pipeline_is_these_stages_in_order(inventory: Inventory) -> None:
     pipeline = default_pipeline(RetrievalOptions())
     assert [n for n, _ in pipeline.stages] == [
-        "gather", "fuse", "reweigh", "dedup", "files", "whole_files", "scope", "named", "kinds", "cap", "expand",
-        "pack",
+        "gather", "fuse", "reweigh", "dedup", "files", "whole_files", "scope", "named", "kinds", "companions", "cap",
+        "expand", "pack",
     ]  # fmt: skip
     c = run(pipeline, query(inventory, "how does reserving stock work"))
     assert c.hits and c.files and c.context.snippets and set(c.timings) >= {n for n, _ in pipeline.stages}

@@ -311,6 +311,22 @@ def test_without_code_first_fuses_the_lists_as_the_channels_gave_them(inventory:
     assert [f.id for f in wider["fuse"](query, c).fused] == [code, ci]
 
 
+def test_without_companions_leaves_the_files_in_place(inventory: Inventory) -> None:
+    from bench.variants.companions import with_companions, without_companions
+    from oya.core.results import FileHit
+    from oya.core.stages import Candidates, Query
+
+    q = "stock is lost"
+    query = Query(q, plan_query(q), (), inventory.graph, inventory.corpus, None, None, lambda: 0.0)
+    paths = ("inventory/storage.py", "inventory/utils.py", "inventory/service.py", "inventory/storage_sql.py")
+    c = Candidates(weights={}, fetch_depth=10, files=tuple(FileHit(p, 1.0, ()) for p in paths))
+    shipped = dict(default_pipeline(RetrievalOptions()).stages)["companions"](query, c)
+    before = dict(without_companions(default_pipeline(RetrievalOptions())).stages)["companions"](query, c)
+    shallow = dict(with_companions(default_pipeline(RetrievalOptions()), seeds=3, depth=3).stages)
+    assert [f.path for f in shipped.files][:2] == ["inventory/storage.py", "inventory/storage_sql.py"]
+    assert before is c and shallow["companions"](query, c).files == c.files
+
+
 def test_a_variant_names_a_stage_the_pipeline_has() -> None:
     from bench.variants import inserted, replaced
     from oya.core import stages
