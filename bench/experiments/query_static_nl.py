@@ -319,6 +319,21 @@ class StaticQuestion:
         return model
 
 
+class QuestionEmbedder:
+    """The fitted static form behind the product's ``embed`` interface (texts -> float32 blobs), for
+    ``bench.eval_quality --question-encoder static-nl``: only the questions; chunks keep MiniLM's."""
+
+    def __init__(self, path: Path = WORK / "table.pt") -> None:
+        self.model = StaticQuestion.load(path)
+
+    def embed(self, texts: list[str]) -> list[bytes]:
+        from oya.core.vectors import encode_f32
+
+        if not texts:
+            return []
+        return [encode_f32([float(v) for v in row]) for row in self.model.encode(token_ids(texts))]
+
+
 def _batch(ids: list[list[int]]) -> tuple[Any, Any]:
     import torch
 
