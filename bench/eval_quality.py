@@ -316,6 +316,13 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="comma-separated ablation names to run (default: all of them); e.g. 'file-level BM25 on'",
     )
+    ap.add_argument(
+        "--question-encoder",
+        default="embedder",
+        choices=("embedder", "static-nl"),
+        help="what embeds the questions: the index's embedder, or issue 25's static table "
+        "(bench/experiments/query_static_nl.py; the chunks keep the embedder's vectors)",
+    )
     ap.add_argument("--out", default=str(RESULTS / "eval_quality.json"))
     ap.add_argument(
         "--dump",
@@ -325,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     embedder = VARIANTS[args.embedder]() if args.embedder in VARIANTS else make_embedder(args.embedder)
+    questions: Any = embedder
+    if args.question_encoder == "static-nl":
+        from bench.experiments.query_static_nl import QuestionEmbedder
+
+        questions = QuestionEmbedder()
     start = machine()
     chosen = ablations()
     if args.ablations:
@@ -351,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
             | {q.query for q in project.prose}
             | {q.query for q in project.connected}
         )
-        blobs = embedder.embed(texts)
+        blobs = questions.embed(texts)
         vectors = {t: list(decode_f32(b)) for t, b in zip(texts, blobs, strict=True)}
         channels = [memo(c) for c in index_channels(project.index)]
         results[spec] = {}

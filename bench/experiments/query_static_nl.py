@@ -36,15 +36,25 @@ untrained 0.28 / 0.18 / 0.25; ``table`` (3 epochs) 0.868 / 0.776 / 0.831 (code-f
 bootstrap of static − MiniLM): issue reports 43.6 / 79.2 against 43.8 / 81.0, −0.2 [−5.1, +4.7] /
 −1.7 [−5.3, +1.2] (no semantic channel 41.6 / 72.3; static − none R@5 +6.9 [+1.4, +13.2]); fix commits
 63.8 / 88.3 against 64.7 / 89.5, −0.9 [−3.4, +1.6] / −1.2 [−3.1, +0.4], no family's interval
-excluding 0 (no semantic channel 62.0 / 88.8). It holds both sets within noise; the own eval was not
-run. Tables: ``bench/results/archive/query_static_nl.md``.
+excluding 0 (no semantic channel 62.0 / 88.8). It holds both sets within noise. The own eval
+(``bench.eval_quality --question-encoder static-nl``: the questions through ``QuestionEmbedder``, the
+chunks keeping MiniLM's vectors; mean over networkx, click, attrs; paired bootstrap of static − MiniLM
+over the same queries) does not hold: code chunk R@1 / R@10 / MRR 34.8 / 72.3 / 47.4 against MiniLM's
+36.4 / 75.4 / 48.9 (−1.6 [−5.3, +2.0] / −3.2 [−6.2, −0.3] / −1.5 [−3.9, +0.8]; earlier static models lost
+about 12 R@1), no semantic channel 27.2 / 64.1 / 39.9 (static − none R@1 +7.6 [+3.7, +11.6]); prose
+file R@1 / R@5 47.6 / 74.7 against 48.2 / 74.9 (none 47.8 / 72.4), within noise; connected coverage
+62.3 against 57.4 (+4.9 [+1.6, +8.7]), but no semantic channel has 60.9: a weaker semantic channel
+leaves the context to the graph, no merit of the table. Held-out requests: static 52.1 / 82.2 / 62.1
+against 49.3 / 80.1 / 59.7. A loss on R@10 whose interval excludes 0, the rest within noise: not shipped.
+Tables: ``bench/results/archive/query_static_nl.md``.
 
 Run: ``python -m bench.experiments.query_static_nl corpus --git /path/*.git``, then ``embed --sets
 ../shared/eval/issues,../shared/eval/commits``, then ``fit --sets ... --variants table --epochs 3``; then
 ``OYA_COMMITS_CACHE=... OYA_MIRRORS=... python -m bench.experiments.query_static_nl rank --set
 ../shared/eval/issues --model bench/.cache/query_static_nl/table.pt --log L`` (``--most N`` splits a
 long run; it resumes from ``L``) and ``python -m bench.commits_families --log L --set ... --rows
-oya,static-query,nosemantic --compare static-query,oya``.
+oya,static-query,nosemantic --compare static-query,oya``. The own eval: ``python -m bench.eval_quality
+--no-ablation --question-encoder static-nl --out eq_static_nl.json``, against a run without the option.
 """
 
 from __future__ import annotations
@@ -317,6 +327,21 @@ class StaticQuestion:
         model.rows.weight.data.copy_(state["rows"])
         model.head.load_state_dict(state["head"])
         return model
+
+
+class QuestionEmbedder:
+    """The fitted static form behind the product's ``embed`` interface (texts -> float32 blobs), for
+    ``bench.eval_quality --question-encoder static-nl``: only the questions; chunks keep MiniLM's."""
+
+    def __init__(self, path: Path = WORK / "table.pt") -> None:
+        self.model = StaticQuestion.load(path)
+
+    def embed(self, texts: list[str]) -> list[bytes]:
+        from oya.core.vectors import encode_f32
+
+        if not texts:
+            return []
+        return [encode_f32([float(v) for v in row]) for row in self.model.encode(token_ids(texts))]
 
 
 def _batch(ids: list[list[int]]) -> tuple[Any, Any]:
