@@ -277,7 +277,7 @@
   // imports waits for the one above, a round trip each (at 100 ms latency the Ask button came 1.7 s
   // later). tests/site/test_pages.py checks this list against the imports.
   var ASK_MODULES = ["ask.js", "ask/panel.js", "ask/engine.js", "ask/history.js", "ask/diagram.js", "ask/answer_view.js",
-    "ask/answer.js", "ask/protocol.js", "ask/dom.js", "ask/util.js"];
+    "ask/answer.js", "ask/protocol.js", "ask/decoded.js", "ask/dom.js", "ask/util.js"];
 
   // Opened from disk (file://), browsers refuse the Ask panel's modules, WebAssembly and fetch: say
   // so on the page, with what to do, instead of failing in the console.
