@@ -327,6 +327,25 @@ def test_without_companions_leaves_the_files_in_place(inventory: Inventory) -> N
     assert before is c and shallow["companions"](query, c).files == c.files
 
 
+def test_length_norm_puts_a_long_file_after_a_short_one_of_near_score(inventory: Inventory) -> None:
+    from bench.variants.length_norm import with_length_norm
+    from oya.core.results import FileHit
+    from oya.core.stages import Candidates, Query
+
+    q = "stock is lost"
+    query = Query(q, plan_query(q), (), inventory.graph, inventory.corpus, None, None, lambda: 0.0)
+    counts: dict[str, int] = {}
+    for path in inventory.corpus.chunk_paths().values():
+        counts[path] = counts.get(path, 0) + 1
+    longest, shortest = max(counts, key=lambda p: (counts[p], p)), min(counts, key=lambda p: (counts[p], p))
+    assert counts[longest] > counts[shortest]
+    # the long file a little ahead: only the normalisation puts it second
+    c = Candidates(weights={}, fetch_depth=10, files=(FileHit(longest, 1.05, ()), FileHit(shortest, 1.0, ())))
+    stages = dict(with_length_norm(default_pipeline(RetrievalOptions()), beta=0.5).stages)
+    assert [f.path for f in stages["length"](query, c).files] == [shortest, longest]
+    assert "length" not in dict(default_pipeline(RetrievalOptions()).stages)
+
+
 def test_a_variant_names_a_stage_the_pipeline_has() -> None:
     from bench.variants import inserted, replaced
     from oya.core import stages
