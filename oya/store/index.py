@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -93,25 +94,21 @@ class Index:
 
     # -- corpus -----------------------------------------------------------------------
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        return {str(r[0]): chunk_from_row(r) for r in self._rows(CHUNK_COLS, ids)}
+
+    def _rows(self, cols: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        """``cols`` of the chunks whose id is in ``ids``."""
         if not ids:
-            return {}
+            return []
         # ids travel as one space-joined string: a Python list parameter makes DuckDB probe for
         # pandas once per element (a failed import each time, ~8 ms per call without pandas)
-        rows = self.con.execute(
-            f"SELECT {CHUNK_COLS} FROM chunks WHERE id IN (SELECT unnest(string_split(?, ' ')))",
-            [" ".join(ids)],
+        return self.con.execute(
+            f"SELECT {cols} FROM chunks WHERE id IN (SELECT unnest(string_split(?, ' ')))", [" ".join(ids)]
         ).fetchall()
-        return {str(r[0]): chunk_from_row(r) for r in rows}
 
     def chunk_refs(self, ids: Sequence[str]) -> dict[str, ChunkRef]:
         """The pool's refs without its text (the bulk of a row): only the hits' text is read, later."""
-        if not ids:
-            return {}
-        rows = self.con.execute(
-            "SELECT id, path, start_line, node_id, content_hash FROM chunks "
-            "WHERE id IN (SELECT unnest(string_split(?, ' ')))",
-            [" ".join(ids)],
-        ).fetchall()
+        rows = self._rows("id, path, start_line, node_id, content_hash", ids)
         return {
             str(cid): ChunkRef(str(cid), str(path), int(start), None if node is None else str(node), str(key))
             for cid, path, start, node, key in rows
