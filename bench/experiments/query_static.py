@@ -102,17 +102,30 @@ def train(query_ids: list[str], table: Path, lam: float, iterations: int) -> Non
     print(f"{len(texts)} chunks from {len(query_ids)} indexes; table {table}")
 
 
+def static_rows(rankers: Any, question: str, vector: list[float] | None) -> dict[str, list[str]]:
+    """The rows of one question: the shipped ranking with MiniLM's question vector (``oya``), with
+    ``vector`` from a static table (``static-query``; None: no token of the question has a row), and
+    without the semantic channel (``nosemantic``)."""
+    from oya.core.options import RetrievalOptions
+    from oya.core.pipeline import default_pipeline
+
+    shipped = default_pipeline(replace(RetrievalOptions(), k=10))
+    nosemantic = default_pipeline(replace(RetrievalOptions(), k=10, channels=("lexical", "graph")))
+    rankers._vectors["static-query"] = (vector, "") if vector is not None else (None, "no token")
+    return {
+        "oya": [f.path for f in rankers._search(question, shipped).files],
+        "static-query": [f.path for f in rankers._search(question, shipped, "static-query").files],
+        "nosemantic": [f.path for f in rankers._search(question, nosemantic).files],
+    }
+
+
 def rank(evalset_dir: Path, table: Path, log: Path) -> None:
     from bench.commits_eval import kept_index
     from bench.commits_rank import IndexRankers
     from bench.commits_set import EvalSet
-    from oya.core.options import RetrievalOptions
-    from oya.core.pipeline import default_pipeline
 
     tok = _tokenizer()
     rows_of = np.load(table).astype(np.float64)
-    shipped = default_pipeline(replace(RetrievalOptions(), k=10))
-    nosemantic = default_pipeline(replace(RetrievalOptions(), k=10, channels=("lexical", "graph")))
     evalset = EvalSet(evalset_dir)
     done = {json.loads(line)["id"] for line in log.open()} if log.exists() else set()
     for q in evalset.queries:
@@ -126,12 +139,7 @@ def rank(evalset_dir: Path, table: Path, log: Path) -> None:
             ]
             v = rows_of[ids].sum(axis=0)
             norm = float(np.linalg.norm(v))
-            rankers._vectors["static-query"] = ((v / norm).tolist(), "") if norm > 0 else (None, "no token")
-            rows = {
-                "oya": [f.path for f in rankers._search(q["query"], shipped).files],
-                "static-query": [f.path for f in rankers._search(q["query"], shipped, "static-query").files],
-                "nosemantic": [f.path for f in rankers._search(q["query"], nosemantic).files],
-            }
+            rows = static_rows(rankers, q["query"], (v / norm).tolist() if norm > 0 else None)
         finally:
             rankers.close()
             shutil.rmtree(tree, ignore_errors=True)

@@ -65,7 +65,6 @@ import random
 import re
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -429,12 +428,9 @@ def rank(evalset_dir: Path, model_path: Path, log: Path, most: int | None = None
     from bench.commits_eval import kept_index
     from bench.commits_rank import IndexRankers
     from bench.commits_set import EvalSet
-    from oya.core.options import RetrievalOptions
-    from oya.core.pipeline import default_pipeline
+    from bench.experiments.query_static import static_rows
 
     model = StaticQuestion.load(model_path)
-    shipped = default_pipeline(replace(RetrievalOptions(), k=10))
-    nosemantic = default_pipeline(replace(RetrievalOptions(), k=10, channels=("lexical", "graph")))
     evalset = EvalSet(evalset_dir)
     done = {json.loads(line)["id"] for line in log.open()} if log.exists() else set()
     todo = [
@@ -445,12 +441,7 @@ def rank(evalset_dir: Path, model_path: Path, log: Path, most: int | None = None
         rankers = IndexRankers(kept_index(q["id"]), tree)
         try:
             vector = model.encode(token_ids([q["query"]]))[0]
-            rankers._vectors["static-query"] = ([float(v) for v in vector], "")
-            rows = {
-                "oya": [f.path for f in rankers._search(q["query"], shipped).files],
-                "static-query": [f.path for f in rankers._search(q["query"], shipped, "static-query").files],
-                "nosemantic": [f.path for f in rankers._search(q["query"], nosemantic).files],
-            }
+            rows = static_rows(rankers, q["query"], [float(v) for v in vector])
         finally:
             rankers.close()
             shutil.rmtree(tree, ignore_errors=True)
