@@ -12,8 +12,9 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   ranking blind to files' origins; ``oya-nocodefirst``, ``oya-nonamed``: ``variants.code_first``,
   each list read as its channel gave it; ``oya-nocompanions``: ``variants.companions``, no
   companion moved up beside a high file; ``oya-nosemantic``: no semantic channel; ``oya-prose`` and
-  ``oya-subject`` embed the prose part or its first paragraph: ``variants.query_parts``),
-  all k = 10.
+  ``oya-subject`` embed the prose part or its first paragraph: ``variants.query_parts``;
+  ``oya-notemplates`` and its ``-lex`` / ``-sem`` halves ask without the lines of the tree's issue
+  templates: ``variants.issue_templates``), all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
   skips extensions it does not know, e.g. ``.kt``, ``.php``, ``.y``).
 * ``bm25-files``: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each indexed file's whole
@@ -46,6 +47,7 @@ from bench.variants.coactivation import with_coactivation
 from bench.variants.code_first import without_code_first, without_named
 from bench.variants.companions import without_companions
 from bench.variants.file_lexical import without_file_lexical
+from bench.variants.issue_templates import read_issue_templates, strip_template_lines
 from bench.variants.kind_words import with_reports_asking_for_code, with_tests_asked_by_first_line
 from bench.variants.no_kinds import without_kinds
 from bench.variants.origins import without_origins
@@ -277,6 +279,7 @@ class IndexRankers:
             _EMBEDDERS[model] = embedder_for(model)
         self.searcher = Searcher(index, _EMBEDDERS[model])
         self.tree = tree
+        self.template_lines = read_issue_templates(tree)  # variants.issue_templates
         self.confidence: dict[str, Any] = {}  # the last ``rank``'s banner (``confidence_record``)
         self._corpus: Corpus | None = None
         self._vectors: dict[str, tuple[list[float] | None, str]] = {}
@@ -339,6 +342,15 @@ class IndexRankers:
         out = {name: [f.path for f in self._search(question, p).files] for name, p in rows.items()}
         for name, text in (("oya-prose", embedding_text(question)), ("oya-subject", subject_text(question))):
             out[name] = [f.path for f in self._search(question, shipped, text).files]
+        # issue 24: the issue templates' boilerplate dropped from the question, for both channels
+        # or for one (the other reads the report as pasted): ``variants.issue_templates``
+        bare = strip_template_lines(question, self.template_lines).text
+        for name, lexical, embedded in (
+            ("oya-notemplates", bare, bare),
+            ("oya-notemplates-lex", bare, question),
+            ("oya-notemplates-sem", question, bare),
+        ):
+            out[name] = [f.path for f in self._search(lexical, shipped, embedded).files]
         return out
 
     def static_channel(self, dims: int) -> PresetVectorChannel:

@@ -10,7 +10,8 @@ shipped one was chosen over (``bench/embed_bench.py``, ``bench/eval_quality.py -
 ``suffix_folds`` the tokenizer's suffix folding (ablation "suffix folding on (lexical)");
 ``static`` issue 25's static embedding model distilled from MiniLM (no product option);
 ``whole_bundle`` the whole bundle's reader the shards replaced (issue 26), the parity tests' reference;
-``length_norm`` file scores normalised by the file's chunks (issue 24's hub files).
+``length_norm`` file scores normalised by the file's chunks (issue 24's hub files);
+``issue_templates`` a report asked without its repository's issue-template boilerplate (issue 24).
 
 A pipeline is a frozen record of named stages; ``replaced`` and ``inserted`` below make the copy
 a variant runs (they left the core with the variants: no shipped code swaps a stage).
