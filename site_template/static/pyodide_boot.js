@@ -9,9 +9,14 @@
 // Pyodide fetches its WASM and standard library itself, with the global fetch, and has no option to be
 // handed their bytes (only stdLibURL, another URL): while it loads, this scope's fetch answers those
 // two URLs through ask/decoded.js, so a plain static host sends their gzip copies (`copies`, from the
-// page: "gz" or "raw").
+// page: "gz" or "raw"). Its JavaScript, pyodide.asm.mjs (1.25 MB, 0.26 MB gzipped), Pyodide imports as
+// a module, which no fetch can answer: on a plain host the worker inflates the .gz copy, imports it from
+// a blob: URL and hands the module's factory to loadPyodide (its createPyodideModule option), which
+// then imports nothing; the module finds its WASM through Pyodide's locateFile (indexURL), not its own
+// URL. Where that import is refused (a host whose CSP for scripts leaves out blob:) or the copy fails,
+// Pyodide imports the file itself, as on any host: slower, never broken.
 
-import { decodingFetch } from "./ask/decoded.js";
+import { decodingFetch, fetchDecoded } from "./ask/decoded.js";
 import { absoluteBase as absolute, mark } from "./ask/util.js";
 
 const LOCK_FILE_STUB = JSON.stringify({
@@ -35,17 +40,40 @@ async function fetchBytes(url, what) {
   return await response.arrayBuffer();
 }
 
-// The files Pyodide fetches itself that are worth fetching compressed (MBs each; pyodide.asm.mjs is
-// imported as a module, which only the browser's own decoding can shrink).
+// The files Pyodide fetches itself that are worth fetching compressed (MBs each; pyodide.asm.mjs,
+// which it imports, is decodedModuleFactory's).
 const DECODED_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"];
 
-// loadPyodide(options) with this scope's fetch answering DECODED_FILES under indexURL decoded.
+// Pyodide's module factory, imported from pyodide.asm.mjs's gzip copy inflated, else from the file.
+async function decodedModuleFactory(indexURL) {
+  const url = new URL("pyodide.asm.mjs", indexURL).href;
+  let blobUrl = null;
+  try {
+    const response = await fetchDecoded(url, { copies: "gz" });
+    if (response.ok) {
+      blobUrl = URL.createObjectURL(new Blob([await response.arrayBuffer()], { type: "text/javascript" }));
+      const factory = (await import(blobUrl)).default;
+      if (typeof factory === "function") return factory;
+    }
+  } catch {
+    // refused or failed: the file itself, below
+  } finally {
+    if (blobUrl) URL.revokeObjectURL(blobUrl);
+  }
+  return (await import(url)).default;
+}
+
+// loadPyodide(options) with this scope's fetch answering DECODED_FILES under indexURL decoded, and on a
+// plain host ("gz") pyodide.asm.mjs from its copy. loadPyodide starts fetching the WASM before it
+// awaits the factory (pyodide.mjs: `await loadWasmScript(config)` returns config.createPyodideModule),
+// so the factory goes in as a promise and the copy downloads beside the WASM, not before it.
 async function loadPyodideDecoded(loadPyodide, options, copies) {
   const original = globalThis.fetch;
   const urls = DECODED_FILES.map((name) => new URL(name, options.indexURL).href);
   globalThis.fetch = decodingFetch(urls, { copies, fetchFn: original.bind(globalThis) });
   try {
-    return await loadPyodide(options);
+    if (copies !== "gz") return await loadPyodide(options);
+    return await loadPyodide({ ...options, createPyodideModule: decodedModuleFactory(options.indexURL) });
   } finally {
     globalThis.fetch = original;
   }

@@ -22,6 +22,7 @@ QUESTION = "How is stock removed when an order ships?"
 # fetched for an answer, MBs each on a plain host unless fetched compressed
 LARGE_FILES = (
     "pyodide.asm.wasm",
+    "pyodide.asm.mjs",
     "python_stdlib.zip",
     "ort-wasm-simd-threaded.wasm",
     "model_quantized.onnx",
