@@ -1,68 +1,52 @@
-"""Files named after a type the report spells (issue 24): the ``named`` stage reading class names too.
+"""The ranking before a file named after a type the report spells moved up (issue 24), kept runnable.
 
-Java and Kotlin keep a public type in the file of its name (``TreeTypeAdapter`` in
-``TreeTypeAdapter.java``), and C#, Swift, TypeScript and many C++ projects follow the same habit. A
-report names the types it is about in prose and code (```MockUtil.getMockMaker()```,
-``org.mockito.internal.util.MockUtil``) without the file's extension, so the shipped ``named``
-stage (``oya.core.scope.named_files``: a name with a source extension) does not see them. Measured
-first on the 81 issue reports: the reports of JVM projects spell 16 of their 36 gold files' type
-names (13 already in the first five, 3 at ranks 6, 8 and not ranked); no other family's do.
-
-``type_names`` reads the compound identifiers of the question (a lower-to-upper case change
-inside: ``MockUtil``, ``getMockMaker``; never a capitalised word like ``Note`` nor an acronym
-like ``JSON``: prose carries those), ``names_type`` tells the source files whose stem (the file
-name before its first dot) is one, case as spelled. ``with_type_names`` is the ``named`` stage
-fusing those files too (row ``oya-typenames``); ``join=True`` also lets a named file that no
-channel ranked join at the end of the named list (row ``oya-typenames-join``).
+Since 2026-11-28 the shipped ``named`` stage (``oya.core.stages.favour_named``) moves up the files
+whose stem is a compound identifier the question spells (``oya.core.scope.type_names``:
+``TreeTypeAdapter`` for ``TreeTypeAdapter.java``) besides the file names it spells with an
+extension (docs/DECISIONS.md, "A file named after a type the report spells moves up").
+``without_type_names`` is the stage before, file names only (row ``oya-notypenames`` of
+``bench/commits_rank.py``); ``with_type_names_joined`` also lets a type's file that no channel
+ranked join at the end of the named list (row ``oya-typenames-join``: on the issue reports it
+changed nothing, the type's files were all among the candidates already).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from functools import partial
 
 from bench.variants import replaced
 from oya.core.file_lexical import fuse_files
-from oya.core.kinds import SOURCE_EXTS
 from oya.core.pipeline import Pipeline
-from oya.core.scope import named_files, names_file
+from oya.core.scope import named_files, names_file, names_type, type_names
 from oya.core.stages import Candidates, Query
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_COMPOUND = re.compile(r"[a-z0-9][A-Z]")  # a hump: camelCase or PascalCase, not JSON nor Note
-MAX_IDENT_CHARS = 80  # a longer run is data, not a type name
 
-
-def type_names(question: str) -> frozenset[str]:
-    """The compound identifiers (``TreeTypeAdapter``, ``getMockMaker``) the question spells."""
-    out = {w for w in _IDENT.findall(question) if len(w) <= MAX_IDENT_CHARS and _COMPOUND.search(w)}
-    return frozenset(out)
-
-
-def names_type(path: str, names: frozenset[str]) -> bool:
-    """Whether ``path`` is a source file whose stem (before the first dot) is one of ``names``."""
-    base = path.rsplit("/", 1)[-1]
-    stem, _dot, ext = base.partition(".")
-    return bool(stem) and stem in names and ext.rsplit(".", 1)[-1].lower() in SOURCE_EXTS
-
-
-def _favour_types(q: Query, c: Candidates, *, rrf_k: int, weight: float, join: bool) -> Candidates:
+def _favour(q: Query, c: Candidates, *, rrf_k: int, weight: float, types: bool, join: bool) -> Candidates:
     names = named_files(q.question)
-    types = type_names(q.question)
-    ranked = [f.path for f in c.files if names_file(f.path, names) or names_type(f.path, types)]
-    if join and types:
+    spelled = type_names(q.question) if types else frozenset()
+    ranked = [f.path for f in c.files if names_file(f.path, names) or names_type(f.path, spelled)]
+    if join and spelled:
         have = {f.path for f in c.files}
-        extra = sorted({p for p in q.corpus.chunk_paths().values() if p not in have and names_type(p, types)})
-        ranked += extra
+        ranked += sorted(
+            {p for p in q.corpus.chunk_paths().values() if p not in have and names_type(p, spelled)}
+        )
     if not ranked or weight <= 0:
         return c
     return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))
 
 
-def with_type_names(pipeline: Pipeline, *, join: bool = False) -> Pipeline:
-    """``pipeline`` whose ``named`` stage also moves up the files named after a type the
-    question spells (``join``: and adds those no channel ranked)."""
+def _named(pipeline: Pipeline, *, types: bool, join: bool) -> Pipeline:
     o = pipeline.options
-    stage = partial(_favour_types, rrf_k=o.rrf_k, weight=o.named_weight, join=join)
+    stage = partial(_favour, rrf_k=o.rrf_k, weight=o.named_weight, types=types, join=join)
     return replaced(pipeline, "named", stage)
+
+
+def without_type_names(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` whose ``named`` stage moves up only the files whose name the question spells."""
+    return _named(pipeline, types=False, join=False)
+
+
+def with_type_names_joined(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` whose ``named`` stage also adds the type's files no channel ranked."""
+    return _named(pipeline, types=True, join=True)
