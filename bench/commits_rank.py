@@ -14,7 +14,8 @@ it was built from; nothing is written. One ``IndexRankers`` per (repository, com
   companion moved up beside a high file; ``oya-nosemantic``: no semantic channel; ``oya-prose`` and
   ``oya-subject`` embed the prose part or its first paragraph: ``variants.query_parts``;
   ``oya-notemplates`` and its ``-lex`` / ``-sem`` halves ask without the lines of the tree's issue
-  templates: ``variants.issue_templates``), all k = 10.
+  templates: ``variants.issue_templates``; ``oya-notypenames``, ``oya-typenames-join``: ``variants.type_names``,
+  before files named after a type the report spells moved up, and with unranked ones joining), all k = 10.
 * ``bm25-tree``: the same BM25 over every text file of the tree, indexed by Oya or not (Oya
   skips extensions it does not know, e.g. ``.kt``, ``.php``, ``.y``).
 * ``bm25-files``: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each indexed file's whole
@@ -60,6 +61,7 @@ from bench.variants.ranking import (
 )
 from bench.variants.scope import with_scope_weight, without_scope
 from bench.variants.static.embedder import StaticEmbedder
+from bench.variants.type_names import with_type_names_joined, without_type_names
 from oya.core.channels import make_channels
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import Pipeline, default_pipeline, retrieve
@@ -336,6 +338,10 @@ class IndexRankers:
             ),
             "oya-scope1": with_scope_weight(shipped, 1.0),
             "oya-scope2": with_scope_weight(shipped, 2.0),
+            # issue 24: before a file named after a type the report spells moved up; and the type's
+            # files no channel ranked joining too (``variants.type_names``)
+            "oya-notypenames": without_type_names(shipped),
+            "oya-typenames-join": with_type_names_joined(shipped),
         }
         if main:
             rows |= {"oya-nokinds": without_kinds(main_pipeline(shipped)), "oya-main": main_pipeline(shipped)}

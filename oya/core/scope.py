@@ -14,6 +14,15 @@ A report can also name a file outright: a stack frame (``at x.Foo.bar(Foo.java:1
 file names (a name with a source extension, at the end of a path or alone) and ``names_file``
 tells the paths they name; the ``named`` stage (``oya.core.stages.favour_named``) moves those files
 up the way ``scope`` does (docs/DECISIONS.md, "Docs come after the code inside each channel's list").
+
+A report names types more often than files: Java and Kotlin keep a public type in the file of its
+name (``TreeTypeAdapter`` in ``TreeTypeAdapter.java``; C#, Swift, TypeScript and many C++ projects
+too), and a report spells ```MockUtil.getMockMaker()``` or ``org.mockito.internal.util.MockUtil``
+without the extension. ``type_names`` reads its compound identifiers (a lower-to-upper case change
+inside: ``MockUtil``, ``getMockMaker``; never a capitalised word like ``Note`` nor an acronym like
+``JSON``, which prose carries), ``names_type`` tells the source files whose stem is one; ``named``
+moves them up with the named files (JVM issue reports R@5 +5.1; docs/DECISIONS.md, "A file named
+after a type the report spells moves up").
 """
 
 from __future__ import annotations
@@ -73,3 +82,20 @@ def named_files(question: str) -> frozenset[str]:
 def names_file(path: str, names: frozenset[str]) -> bool:
     """Whether ``path``'s file name is one of ``names`` (as spelled: ``JSON.java`` is not ``json.java``)."""
     return path.rsplit("/", 1)[-1] in names
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HUMP = re.compile(r"[a-z0-9][A-Z]")  # camelCase or PascalCase inside: not JSON, not Note
+MAX_TYPE_CHARS = 80  # a longer identifier is data, not a type's name
+
+
+def type_names(question: str) -> frozenset[str]:
+    """The compound identifiers (``TreeTypeAdapter``, ``getMockMaker``) the question spells."""
+    return frozenset(w for w in _IDENT.findall(question) if len(w) <= MAX_TYPE_CHARS and _HUMP.search(w))
+
+
+def names_type(path: str, names: frozenset[str]) -> bool:
+    """Whether ``path`` is a source file whose stem (its name before the first dot) is one of
+    ``names``, as spelled (``MockUtil.java``, ``mergeConfig.test.js``; not ``MockUtil.md``)."""
+    stem, _dot, ext = path.rsplit("/", 1)[-1].partition(".")
+    return stem in names and ext.rsplit(".", 1)[-1].lower() in SOURCE_EXTS

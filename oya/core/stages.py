@@ -38,7 +38,7 @@ from oya.core.kinds import code_first, first_line, mentions_tests, unnamed_copie
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk, Node
 from oya.core.results import Candidate, ChannelReport, Context, FileHit, Hit
-from oya.core.scope import named_files, names_file, names_scope, scope_words
+from oya.core.scope import named_files, names_file, names_scope, names_type, scope_words, type_names
 
 
 @dataclass(frozen=True)
@@ -207,10 +207,13 @@ def favour_scope(q: Query, c: Candidates, *, rrf_k: int, weight: float) -> Candi
 
 def favour_named(q: Query, c: Candidates, *, rrf_k: int, weight: float) -> Candidates:
     """The ranked files fused (weighted RRF, ``rrf_k``) with those of them whose file name the
-    question spells (``oya.core.scope.named_files``: a frame's ``Foo.java``, ``src/main.rs:4``), in
-    their order, as a list that counts ``weight``: they move up; no file joins or leaves."""
-    names = named_files(q.question) if weight > 0 else frozenset()
-    ranked = [f.path for f in c.files if names_file(f.path, names)] if names else []
+    question spells (``oya.core.scope.named_files``: a frame's ``Foo.java``, ``src/main.rs:4``) or
+    whose stem is a type it spells (``type_names``: ``TreeTypeAdapter``), in their order, as a list
+    that counts ``weight``: they move up; no file joins or leaves."""
+    if weight <= 0:
+        return c
+    names, types = named_files(q.question), type_names(q.question)
+    ranked = [f.path for f in c.files if names_file(f.path, names) or names_type(f.path, types)]
     if not ranked:
         return c
     return replace(c, files=tuple(fuse_files(c.files, ranked, rrf_k=rrf_k, weight=weight)))

@@ -1,5 +1,5 @@
 """A subject's scope prefix (``oya.core.scope``) and the ``scope`` stage that moves its files up; the
-file names a question spells and the ``named`` stage that does the same for them."""
+file names and type names a question spells and the ``named`` stage that does the same for them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline, retrieve
 from oya.core.query import plan_query
 from oya.core.results import FileHit
-from oya.core.scope import named_files, names_file, names_scope, scope_words
+from oya.core.scope import named_files, names_file, names_scope, names_type, scope_words, type_names
 from oya.core.stages import Candidates, Query, favour_named, favour_scope
 
 
@@ -148,3 +148,29 @@ def test_the_named_stage_fuses_the_named_files_as_one_more_list() -> None:
     assert favour_named(_query("fmt::join fails for a tuple"), c, rrf_k=10, weight=0.5).files == files
     with pytest.raises(ValueError, match="named_weight"):
         RetrievalOptions(named_weight=-1.0)
+
+
+TYPE_REPORT = (
+    "Note: `org.mockito.internal.util.MockUtil.getMockMaker(String)` in JSON, see Gson$FutureTypeAdapter"
+)
+
+
+def test_type_names_are_the_compound_identifiers_a_report_spells() -> None:
+    # not a capitalised word (Note, String, Gson) nor an acronym (JSON): prose carries those
+    assert type_names(TYPE_REPORT) == {"MockUtil", "getMockMaker", "FutureTypeAdapter"}
+    assert type_names("a" * 40 + "B" * 41) == frozenset()  # that long is data
+    names = type_names(TYPE_REPORT)
+    assert names_type("src/main/java/org/mockito/internal/util/MockUtil.java", names)
+    assert names_type("lib/getMockMaker.test.ts", names)  # the stem is the name before the first dot
+    assert not names_type("docs/MockUtil.md", names)  # not source
+    assert not names_type("src/mockutil.java", names)  # as spelled
+    assert not names_type("src/Note.java", names) and not names_type("src/JSON.java", names)
+
+
+def test_the_named_stage_moves_up_the_files_of_the_types_a_report_spells() -> None:
+    files = _files("a/Note.java", "a/JSON.java", "a/Gson.java", "a/MockUtil.java", "b/TreeTypeAdapter.kt")
+    c = replace(Candidates(weights={}, fetch_depth=10), files=files)
+    out = favour_named(_query(TYPE_REPORT + " and TreeTypeAdapter"), c, rrf_k=10, weight=0.5)
+    assert [f.path for f in out.files][:2] == ["a/MockUtil.java", "b/TreeTypeAdapter.kt"]
+    assert {f.path for f in out.files} == {f.path for f in files}  # no join, none leaves
+    assert favour_named(_query("Note: JSON in Gson"), c, rrf_k=10, weight=0.5).files == files
