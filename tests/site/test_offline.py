@@ -186,7 +186,8 @@ def test_a_new_build_cleans_up_the_earlier_builds_caches(
         write_service_worker(site, new_manifest)
         new_id = build_facts(site, new_manifest)["id"]
         page.evaluate("navigator.serviceWorker.getRegistration().then(r => r.update())")
-        _until(page, "n => caches.keys().then(k => !k.includes(n))", old_pages, timeout_s=20)
+        # the new worker installs, then activates and deletes the old caches: seconds, more under load
+        _until(page, "n => caches.keys().then(k => !k.includes(n))", old_pages)
         page.reload()  # served by the new worker, kept in its cache
         _until(page, HAS_CACHE, f"oya {root} pages {new_id}")
         after = page.evaluate(CACHES)
