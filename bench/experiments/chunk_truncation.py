@@ -25,17 +25,15 @@ Run: ``OYA_COMMITS_CACHE=... OYA_MIRRORS=... OYA_CACHE_DIR=... python -m bench.e
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from bench.commits_eval import kept_index
 from bench.commits_rank import IndexRankers
-from bench.commits_set import EvalSet
 from bench.common import CACHE_DIR
+from bench.experiments.kept_runs import rank_kept
 from bench.variants.embedders import Truncated
 from oya.core.options import RetrievalOptions
 from oya.core.pipeline import default_pipeline
@@ -72,28 +70,18 @@ def main() -> int:
     args = ap.parse_args()
     embedder = Truncated(args.max_length, threads=1)
     cache = EmbeddingCache(CACHE_DIR / "chunk_truncation" / f"vectors-{args.max_length}.sqlite")
-    ev = EvalSet(args.set)
-    done = {json.loads(line)["id"] for line in args.log.open()} if args.log.exists() else set()
     pipe = default_pipeline(replace(RetrievalOptions(), k=10))
     name = f"oya-t{args.max_length}"
-    for line in (args.set / "queries.jsonl").open():
-        q = json.loads(line)
-        kept = kept_index(q["id"])
-        if q["id"] in done or not (kept / "index.duckdb").exists():
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            r = IndexRankers(kept, ev.materialize(q["id"], Path(tmp) / "tree"))
-            try:
-                rows = {"oya": [f.path for f in r._search(q["query"], pipe).files]}
-                shipped = r.searcher.backends
-                r.searcher.backends = (shipped[0], truncated_channel(r, embedder, cache))
-                rows[name] = [f.path for f in r._search(q["query"], pipe).files]
-                r.searcher.backends = shipped
-            finally:
-                r.close()
-        with args.log.open("a") as fh:
-            fh.write(json.dumps({"id": q["id"], "rows": rows}) + "\n")
-        print(q["id"], flush=True)
+
+    def rows_for(r: IndexRankers, q: dict[str, Any]) -> dict[str, list[str]]:
+        rows = {"oya": [f.path for f in r._search(q["query"], pipe).files]}
+        shipped = r.searcher.backends
+        r.searcher.backends = (shipped[0], truncated_channel(r, embedder, cache))
+        rows[name] = [f.path for f in r._search(q["query"], pipe).files]
+        r.searcher.backends = shipped
+        return rows
+
+    rank_kept(args.set, args.log, rows_for)
     cache.close()
     return 0
 

@@ -28,8 +28,6 @@ Run: ``OYA_COMMITS_CACHE=... python -m bench.experiments.query_static train --tr
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -120,31 +118,20 @@ def static_rows(rankers: Any, question: str, vector: list[float] | None) -> dict
 
 
 def rank(evalset_dir: Path, table: Path, log: Path) -> None:
-    from bench.commits_eval import kept_index
-    from bench.commits_rank import IndexRankers
-    from bench.commits_set import EvalSet
+    from bench.experiments.kept_runs import rank_kept
 
     tok = _tokenizer()
     rows_of = np.load(table).astype(np.float64)
-    evalset = EvalSet(evalset_dir)
-    done = {json.loads(line)["id"] for line in log.open()} if log.exists() else set()
-    for q in evalset.queries:
-        if q["id"] in done or not (kept_index(q["id"]) / "index.duckdb").exists():
-            continue
-        tree = evalset.materialize(q["id"], CACHE_DIR / "query_static" / "trees" / q["id"])
-        rankers = IndexRankers(kept_index(q["id"]), tree)
-        try:
-            ids = tok(q["query"], add_special_tokens=False, truncation=True, max_length=QUESTION_TOKENS)[
-                "input_ids"
-            ]
-            v = rows_of[ids].sum(axis=0)
-            norm = float(np.linalg.norm(v))
-            rows = static_rows(rankers, q["query"], (v / norm).tolist() if norm > 0 else None)
-        finally:
-            rankers.close()
-            shutil.rmtree(tree, ignore_errors=True)
-        with log.open("a") as fh:
-            fh.write(json.dumps({"id": q["id"], "rows": rows}) + "\n")
+
+    def rows_for(rankers: Any, q: dict[str, Any]) -> dict[str, list[str]]:
+        ids = tok(q["query"], add_special_tokens=False, truncation=True, max_length=QUESTION_TOKENS)[
+            "input_ids"
+        ]
+        v = rows_of[ids].sum(axis=0)
+        norm = float(np.linalg.norm(v))
+        return static_rows(rankers, q["query"], (v / norm).tolist() if norm > 0 else None)
+
+    rank_kept(evalset_dir, log, rows_for)
 
 
 def main(argv: list[str] | None = None) -> int:

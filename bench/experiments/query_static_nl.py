@@ -63,7 +63,6 @@ import argparse
 import json
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -425,28 +424,16 @@ def _measure(
 
 def rank(evalset_dir: Path, model_path: Path, log: Path, most: int | None = None) -> None:
     """Rank up to ``most`` queries not yet in ``log`` (a run longer than a CPU slot resumes)."""
-    from bench.commits_eval import kept_index
-    from bench.commits_rank import IndexRankers
-    from bench.commits_set import EvalSet
+    from bench.experiments.kept_runs import rank_kept
     from bench.experiments.query_static import static_rows
 
     model = StaticQuestion.load(model_path)
-    evalset = EvalSet(evalset_dir)
-    done = {json.loads(line)["id"] for line in log.open()} if log.exists() else set()
-    todo = [
-        q for q in evalset.queries if q["id"] not in done and (kept_index(q["id"]) / "index.duckdb").exists()
-    ]
-    for q in todo[:most]:
-        tree = evalset.materialize(q["id"], WORK / "trees" / q["id"])
-        rankers = IndexRankers(kept_index(q["id"]), tree)
-        try:
-            vector = model.encode(token_ids([q["query"]]))[0]
-            rows = static_rows(rankers, q["query"], [float(v) for v in vector])
-        finally:
-            rankers.close()
-            shutil.rmtree(tree, ignore_errors=True)
-        with log.open("a") as fh:
-            fh.write(json.dumps({"id": q["id"], "rows": rows}) + "\n")
+
+    def rows_for(rankers: Any, q: dict[str, Any]) -> dict[str, list[str]]:
+        vector = model.encode(token_ids([q["query"]]))[0]
+        return static_rows(rankers, q["query"], [float(v) for v in vector])
+
+    rank_kept(evalset_dir, log, rows_for, most)
 
 
 def main(argv: list[str] | None = None) -> int:
