@@ -81,8 +81,8 @@ def _walk(
     for _ in range(PATH_HOPS):
         nxt: list[str] = []
         for node_id in frontier:
-            for other, e in graph.neighbors(node_id, min_confidence):
-                if e.source != node_id or e.kind not in kinds or other in came:
+            for other, e in graph.successors(node_id, min_confidence):
+                if e.kind not in kinds or other in came:
                     continue
                 came[other] = e
                 nxt.append(other)

@@ -15,8 +15,10 @@ Ties are broken by document id so every runtime returns the same order.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 K1 = 1.2
 B = 0.75
@@ -25,6 +27,8 @@ B = 0.75
 # — while adding least: idf is lowest for them). Rarity, not position, chooses, so a long report
 # keeps every name it shares with few chunks; a question under the cap is searched whole.
 MAX_QUERY_TERMS = 128
+
+T = TypeVar("T")
 
 
 def rarest(terms: Iterable[str], df: Callable[[str], int], limit: int = MAX_QUERY_TERMS) -> list[str]:
@@ -45,7 +49,7 @@ def bm25_idf(n: int, df: int) -> float:
 class BM25Index:
     """An inverted index with document lengths; built once, queried many times."""
 
-    __slots__ = ("doc_ids", "doc_lens", "postings", "avgdl", "k1", "b")
+    __slots__ = ("doc_ids", "doc_lens", "postings", "avgdl", "k1", "b", "_norms")
 
     def __init__(
         self,
@@ -65,6 +69,7 @@ class BM25Index:
         self.avgdl = total / len(self.doc_lens) if self.doc_lens else 0.0
         self.k1 = k1
         self.b = b
+        self._norms: list[float] | None = None  # each document's length term, made on first use
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -84,20 +89,34 @@ class BM25Index:
         out: dict[int, float] = {}
         if not self.doc_ids or self.avgdl == 0:
             return out
-        k1, b, avgdl, lens = self.k1, self.b, self.avgdl, self.doc_lens
+        k1, b, avgdl = self.k1, self.b, self.avgdl
+        if self._norms is None:  # the formula's length term, per document, as the loop would compute it
+            self._norms = [k1 * ((1 - b) + b * (n / avgdl)) for n in self.doc_lens]
+        norms, get = self._norms, out.get
         for term in self.query_terms(query_tokens):  # distinct, order kept
-            plist = self.postings[term]
             idf = self.idf(term)
-            for doc, tf in plist:
-                sub = idf * (tf * (k1 + 1)) / (tf + k1 * ((1 - b) + b * (lens[doc] / avgdl)))
-                out[doc] = out.get(doc, 0.0) + sub
+            for doc, tf in self.postings[term]:
+                out[doc] = get(doc, 0.0) + idf * (tf * (k1 + 1)) / (tf + norms[doc])
         return out
 
     def search(self, query_tokens: Iterable[str], k: int | None = None) -> list[tuple[str, float]]:
         """Best documents first as ``(doc_id, score)``; ties by doc id."""
         ids = self.doc_ids
-        ranked = sorted(((ids[d], s) for d, s in self.scores(query_tokens).items()), key=_rank_key)
-        return ranked if k is None else ranked[:k]
+        return best_first(self.scores(query_tokens), k, ids.__getitem__)
+
+
+def best_first(
+    scored: Mapping[T, float], k: int | None, label: Callable[[T], str]
+) -> list[tuple[str, float]]:
+    """``(label(key), score)`` best first, ties by label; with ``k`` the first ``k`` only, for which
+    only the scores at least the ``k``-th best are labelled and sorted (the same ``k``, cheaper)."""
+    if k is not None and len(scored) > k:
+        cut = heapq.nlargest(k, scored.values())[-1] if k > 0 else math.inf
+        ranked = [(label(d), s) for d, s in scored.items() if s >= cut]
+    else:
+        ranked = [(label(d), s) for d, s in scored.items()]
+    ranked.sort(key=_rank_key)
+    return ranked if k is None else ranked[:k]
 
 
 def _rank_key(item: tuple[str, float]) -> tuple[float, str]:

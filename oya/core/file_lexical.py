@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from oya.core.bm25 import K1, MAX_QUERY_TERMS, B, BM25Index, bm25_idf
+from oya.core.bm25 import K1, MAX_QUERY_TERMS, B, BM25Index, best_first, bm25_idf
 from oya.core.results import FileHit
 from oya.core.tokenize import tokenize
 
@@ -102,7 +102,7 @@ def rank_file_docs(
     # backends agree; under it, a term no chunk holds can still match a path
     capped = len(counts) >= MAX_QUERY_TERMS
     scores = docs.score([t for t in distinct if t in counts] if capped else distinct, counts)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+    return best_first(scores, k, str)
 
 
 class MemoryFileTerms:

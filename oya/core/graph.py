@@ -61,7 +61,7 @@ def prefix_match_words(a: str, b: str) -> bool:
 
 
 class CodeGraph:
-    __slots__ = ("nodes", "edges", "_adj", "_names")
+    __slots__ = ("nodes", "edges", "_adj", "_out", "_names")
 
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
         self.nodes: dict[str, Node] = {n.id: n for n in nodes}
@@ -71,6 +71,7 @@ class CodeGraph:
         for e in kept:
             self._adj.setdefault(e.source, []).append((e.target, e))
             self._adj.setdefault(e.target, []).append((e.source, e))
+        self._out: dict[str, list[tuple[str, Edge]]] | None = None  # built by the first successors()
         self._names: NameIndex | None = None  # built by the first question (match_names)
 
     def __len__(self) -> int:
@@ -82,6 +83,16 @@ class CodeGraph:
 
     def neighbors(self, node_id: str, min_confidence: float = 0.0) -> list[tuple[str, Edge]]:
         return [(n, e) for n, e in self._adj.get(node_id, ()) if e.confidence >= min_confidence]
+
+    def successors(self, node_id: str, min_confidence: float = 0.0) -> list[tuple[str, Edge]]:
+        """The edges leaving ``node_id``, with their targets, in edge order (a self-loop once): a
+        forward walk's step, which need not read a hub's thousands of incoming edges."""
+        if self._out is None:
+            out: dict[str, list[tuple[str, Edge]]] = {}
+            for e in self.edges:
+                out.setdefault(e.source, []).append((e.target, e))
+            self._out = out
+        return [(n, e) for n, e in self._out.get(node_id, ()) if e.confidence >= min_confidence]
 
     def callers(self, node_id: str) -> list[Edge]:
         return [e for _, e in self._adj.get(node_id, ()) if e.target == node_id and e.kind == "calls"]

@@ -153,6 +153,14 @@ class ShardedCodeGraph(CodeGraph):
         if value:  # CodeGraph.__init__ sets the (empty) list it was given; the columns hold the edges
             raise AttributeError("a sharded graph's edges come from its shard")
 
+    def successors(self, node_id: str, min_confidence: float = 0.0) -> list[tuple[str, Edge]]:
+        p = self._pos.get(node_id)
+        if p is None:
+            return []
+        columns, sources = self._columns, self._columns.sources  # sorted: a node's edges are a range
+        made = map(columns.edge, range(bisect_left(sources, p), bisect_right(sources, p)))
+        return [(e.target, e) for e in made if e.confidence >= min_confidence]
+
     def load_details(self, node_ids: Sequence[str]) -> None:
         positions = [self._pos[n] for n in node_ids if n in self._pos]
         need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)

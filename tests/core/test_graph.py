@@ -160,6 +160,23 @@ def test_callers_and_callees() -> None:
     assert [e.target for e in g.callees("a")] == ["b"]
 
 
+def test_successors_are_the_edges_leaving_a_node_in_edge_order() -> None:
+    loop = Edge("b", "b", "calls", 1.0)
+    edges = [Edge("a", "b", "calls", 1.0), Edge("b", "c", "imports", 0.4), loop, Edge("b", "a", "calls", 1.0)]
+    g = CodeGraph([node("a"), node("b"), node("c")], edges)
+    assert g.successors("b") == [("c", edges[1]), ("b", loop), ("a", edges[3])]  # a self-loop once
+    assert g.successors("b", 0.5) == [("b", loop), ("a", edges[3])]
+    assert g.successors("c") == [] and g.successors("ghost") == []
+
+
+@given(graphs())
+def test_successors_are_the_edges_from_the_node(graph: CodeGraph) -> None:
+    for nid in graph.nodes:
+        leaving = [(e.target, e) for e in graph.edges if e.source == nid and e.confidence >= 0.5]
+        assert graph.successors(nid, 0.5) == leaving
+        assert {(o, e) for o, e in graph.neighbors(nid, 0.5) if e.source == nid} == set(leaving)
+
+
 def named_graph() -> CodeGraph:
     nodes = [
         Node(

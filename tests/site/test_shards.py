@@ -130,6 +130,8 @@ def test_the_sharded_graph_walks_as_the_whole_one(built: dict[str, Any]) -> None
     for nid in whole.graph.nodes:  # the same neighbours in the same order (walks and diagrams follow it)
         assert sharded.graph.neighbors(nid) == whole.graph.neighbors(nid), nid
         assert sharded.graph.callers(nid) == whole.graph.callers(nid), nid
+        forward = [(e.target, e) for e in whole.graph.edges if e.source == nid]
+        assert sharded.graph.successors(nid) == whole.graph.successors(nid) == forward, nid
     sharded.graph.load_details(list(whole.graph.nodes))
     assert sharded.graph.nodes == whole.graph.nodes  # lines, signatures and docstrings too
 
