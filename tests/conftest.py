@@ -13,6 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check what the code does, never how fast: a slow example on a loaded CI machine
+# must not fail them (speed budgets are benchmarks under bench/).
+settings.register_profile("oya", deadline=None)
+settings.load_profile("oya")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_REPO_DIR = REPO_ROOT / "data" / "sample_repo"

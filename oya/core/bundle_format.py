@@ -12,6 +12,7 @@ import gzip
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from oya.core.bm25 import BM25Index
@@ -55,12 +56,8 @@ def get_table(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 # -- postings ----------------------------------------------------------------------------------
 def decode_postings(flat: Sequence[int]) -> list[tuple[int, int]]:
     """``[(doc, tf), ...]`` from a flat ``[doc, tf, ...]`` list whose doc numbers are delta-encoded."""
-    out: list[tuple[int, int]] = []
-    doc = 0
-    for i in range(0, len(flat) - 1, 2):
-        doc += flat[i]
-        out.append((doc, flat[i + 1]))
-    return out
+    end = len(flat) // 2 * 2  # an odd last number is no pair
+    return list(zip(accumulate(flat[0:end:2]), flat[1:end:2], strict=True))  # a loop in C
 
 
 class LazyBM25Index(BM25Index):

@@ -22,6 +22,7 @@ import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from oya.core.bm25 import best_first
 from oya.core.name_index import PREFIX, NameIndex
 from oya.core.records import Edge, Node
 from oya.core.tokenize import split_identifier
@@ -130,10 +131,9 @@ class CodeGraph:
                     pr = (prior(self.nodes[other]) + 1e-9) * weights.get(edge.kind, 0.5) * edge.confidence
                     if pr > best.get(other, -1.0):
                         best[other] = pr
-            ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
-            room = max_nodes - len(order)
-            taken = [n for n, _ in ranked[: max(room, 0)]]
-            truncated += max(len(ranked) - len(taken), 0)
+            room = max(max_nodes - len(order), 0)
+            taken = [n for n, _ in best_first(best, room, str)]  # best first, ties by id
+            truncated += len(best) - len(taken)
             for n in taken:
                 distance[n] = hop
                 order.append(n)

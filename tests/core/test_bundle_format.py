@@ -15,6 +15,7 @@ from oya.core.bundle_format import (
     NODE_COLUMNS,
     BundleError,
     columns,
+    decode_postings,
 )
 
 
@@ -86,3 +87,9 @@ def test_a_missing_table_is_a_bundle_error(table: str) -> None:
     del doc[table]
     with pytest.raises(BundleError, match=f"table {table!r} is missing"):
         decode_bundle(json.dumps(doc))
+
+
+def test_postings_decode_from_doc_differences() -> None:
+    assert decode_postings([3, 1, 2, 5, 0, 2]) == [(3, 1), (5, 5), (5, 2)]
+    assert decode_postings([4, 1, 7]) == [(4, 1)]  # an odd last number is no pair
+    assert decode_postings([]) == []
