@@ -77,7 +77,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from oya.core.bm25 import BM25Index
 from oya.core.bundle import Bundle
 from oya.core.bundle_format import (
     BundleError,
@@ -132,6 +131,15 @@ class ShardedBM25Index(LazyBM25Index):
             self._loaded.update(need)
         super()._materialize(wanted)
 
+    def held_postings(self, term: str) -> list[tuple[int, int]] | None:
+        """``term``'s postings if its bucket was fetched (empty when no chunk holds it), else None:
+        never a fetch."""
+        if term not in self.postings:
+            if self._buckets and term_bucket(term, len(self._buckets)) not in self._loaded:
+                return None
+            LazyBM25Index._materialize(self, (term,))
+        return self.postings.get(term, [])
+
     def query_terms(self, query_tokens: Iterable[str]) -> list[str]:
         # whole-file BM25 asks for query terms directly (``MemoryFileTerms``); the lexical channel
         # has fetched them by then, but a terms question must never see a half-loaded index
@@ -157,6 +165,8 @@ class ShardedCorpus(ChunkMaps):
         origins: Mapping[str, str],
         starts: Sequence[int],
         same: Mapping[int, int],
+        bm25: ShardedBM25Index | None = None,
+        wide: set[int] | None = None,
     ) -> None:
         # chunks come in (path, start line, id) order: a chunk's position orders it as its start line
         # would, so each node's chunks are listed in position order (chunks_by_node's order, unsorted)
@@ -180,6 +190,10 @@ class ShardedCorpus(ChunkMaps):
         self._nodes = chunk_nodes
         self._starts = starts
         self._same = same  # position -> the first position with the same text
+        # the postings fetched so far tell which chunks hold a term; chunks with text beyond ASCII
+        # (``wide``) are left out, their tokens are of a folded text (oya.core.tokenize)
+        self._bm25 = bm25
+        self._wide = wide
 
     def _load(self, shards: Sequence[int]) -> None:
         """Fetch ``shards`` in one round; a shard counts as loaded once all its chunks are checked."""
@@ -205,6 +219,21 @@ class ShardedCorpus(ChunkMaps):
             if p is not None:
                 key = self._ids[self._same.get(p, p)]
                 out[cid] = ChunkRef(cid, self._chunk_paths[p], self._starts[p], self._nodes[p], key)
+        return out
+
+    def names_in_text(self, ids: Sequence[str], names: Sequence[str]) -> set[str]:
+        """The names that are a term whose fetched postings list one of ``ids``: a token of an
+        ASCII text is a substring of the text lower-cased (``oya.core.tokenize``), and the BM25
+        text is the indexed text."""
+        if self._bm25 is None or self._wide is None:
+            return set()
+        wide = self._wide
+        positions = {p for i in ids if (p := self._pos.get(i)) is not None and p not in wide}
+        out: set[str] = set()
+        for name in names:
+            postings = self._bm25.held_postings(name)
+            if postings and any(doc in positions for doc, _ in postings):
+                out.add(name)
         return out
 
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
@@ -242,6 +271,12 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     if first[:1] != [0] and n:
         raise BundleError("the first chunk shard does not start at chunk 0")
     path_pos: list[int] = column(ct, "path", n)
+    bt = get_table(doc, "bm25")
+    if bt.get("hash") != TERM_HASH:
+        raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")
+    bm25 = ShardedBM25Index(
+        ids, column(bt, "doc_lens", n), store, [check_name(b, "terms") for b in column(bt, "buckets", None)]
+    )
     corpus = ShardedCorpus(
         store,
         ids=ids,
@@ -254,12 +289,8 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
         origins=decode_origins(doc, paths),
         starts=file_undelta(path_pos, column(ct, "start", n)),
         same=_same_text(get_table(ct, "same"), n),
-    )
-    bt = get_table(doc, "bm25")
-    if bt.get("hash") != TERM_HASH:
-        raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")
-    bm25: BM25Index = ShardedBM25Index(
-        ids, column(bt, "doc_lens", n), store, [check_name(b, "terms") for b in column(bt, "buckets", None)]
+        bm25=bm25,
+        wide=_wide(ct, n),
     )
     vector_ids, dim, offsets, load = _vectors(store, doc.get("vectors"), ids)
     return Bundle(
@@ -274,6 +305,17 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
         corpus=corpus,
         load_vectors=load,
     )
+
+
+def _wide(ct: Mapping[str, Any], n: int) -> set[int] | None:
+    """The positions of the chunks whose indexed text is not all ASCII (None: the manifest does
+    not say, so postings prove nothing)."""
+    if "wide" not in ct:
+        return None
+    wide = undelta(column(ct, "wide", None))
+    if any(not 0 <= p < n for p in wide):
+        raise BundleError("the manifest's table of non-ASCII chunks names positions out of range")
+    return set(wide)
 
 
 def _same_text(t: Mapping[str, Any], n: int) -> dict[int, int]:

@@ -68,6 +68,7 @@ class Candidates:
     pool: tuple[Candidate, ...] = ()  # fused candidates, each content once
     picked: tuple[Candidate, ...] = ()  # the hits before their text is read
     pool_chunks: tuple[Chunk, ...] = ()  # the pool's chunks, read only when the question names code
+    named_proven: tuple[str, ...] = ()  # its names known to occur in the pool without the text
     files: tuple[FileHit, ...] = ()
     hits: tuple[Hit, ...] = ()
     subgraph: Subgraph = Subgraph((), (), {}, ())
@@ -258,20 +259,38 @@ def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:
     return replace(c, picked=tuple(picked))
 
 
+def names_proven(q: Query, pool: Sequence[Candidate]) -> tuple[str, ...]:
+    """The question's code names (``named_in``) known to occur in the pool's paths or text without
+    reading the text: in a candidate's path, or in its text as the corpus knows it
+    (``Corpus.names_in_text``: a sharded bundle's postings already fetched). The evidence counts
+    them found as its haystack would (a name holds no newline, so it cannot span two candidates)."""
+    names = [n for n in named_in(q.plan) if "\n" not in n]
+    paths = [h.chunk.path.lower() for h in pool]
+    proven = {n for n in names if any(n in p for p in paths)}
+    rest = [n for n in names if n not in proven]
+    if rest:
+        proven |= q.corpus.names_in_text([h.chunk.id for h in pool], rest) & set(rest)
+    return tuple(n for n in names if n in proven)
+
+
 def _read_answer(q: Query, c: Candidates, expanded: list[str]) -> Candidates:
     """The hits with their chunks, the first chunk of each expanded node not already in the
     context (through the path filter), the details of the nodes the answer shows, and the whole
-    pool's chunks when the question names code (the evidence looks for the names): one round."""
+    pool's chunks when the question names code the pool is not known to hold (the evidence looks
+    for the names; ``names_proven``): one round."""
     by_node = q.corpus.chunk_ids_for_nodes(expanded) if expanded else {}
     want = [cids[0] for n in expanded for cids in [by_node.get(n, [])] if cids]
-    texts = [h.chunk.id for h in (c.pool if named_in(q.plan) else c.picked)]
+    named = named_in(q.plan)
+    proven = names_proven(q, c.pool) if named else ()
+    read_pool = len(proven) < len(named)
+    texts = [h.chunk.id for h in (c.pool if read_pool else c.picked)]
     shown = [n.id for n in c.subgraph.nodes] + [h.chunk.node_id for h in c.picked if h.chunk.node_id]
     got: dict[str, Chunk] = {}
     fetched_together(
         lambda: got.update(q.corpus.get_chunks(texts + want)), lambda: q.graph.load_details(shown)
     )
     hits = tuple(Hit(got[h.chunk.id], h.score, h.channels, h.ranks) for h in c.picked if h.chunk.id in got)
-    pool_chunks = tuple(got[h.chunk.id] for h in c.pool if h.chunk.id in got) if named_in(q.plan) else ()
+    pool_chunks = tuple(got[h.chunk.id] for h in c.pool if h.chunk.id in got) if read_pool else ()
     hit_ids = {h.chunk.id for h in hits}
     # dedup against what is in the context, not the whole fused pool: a chunk the channels
     # ranked below the hits is still connected code worth showing
@@ -285,7 +304,7 @@ def _read_answer(q: Query, c: Candidates, expanded: list[str]) -> Candidates:
             continue
         taken.add(chunk.content_hash)
         extra.append(Hit(chunk, 0.0, ("graph-expansion",)))
-    return replace(c, hits=hits, pool_chunks=pool_chunks, connected=tuple(extra))
+    return replace(c, hits=hits, pool_chunks=pool_chunks, named_proven=proven, connected=tuple(extra))
 
 
 def expand(

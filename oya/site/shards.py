@@ -187,6 +187,15 @@ def export_shards(
             # chunk) and which chunks repeat an earlier one's text (dedup keeps one of each)
             "start": file_deltas(ct["path"], ct["start_line"]),
             "same": same_text(ct["text"]),
+            # chunks whose title or text is not all ASCII: their postings are of a folded text, so
+            # the reader does not take a posting as proof that a name occurs in them (names_in_text)
+            "wide": deltas(
+                [
+                    i
+                    for i, (t, h) in enumerate(zip(ct["text"], ct["title"], strict=True))
+                    if not (t.isascii() and h.isascii())
+                ]
+            ),
             "shards": {"first": deltas([a for a, _ in runs]), "name": chunk_names},
         },
         "bm25": {"doc_lens": doc["bm25"]["doc_lens"], "hash": TERM_HASH, "buckets": buckets},

@@ -306,6 +306,60 @@ def test_a_question_naming_no_code_reads_only_its_hits_and_connected_chunks(buil
     assert fewer >= len(plain) // 3  # of these small answers, many had more candidates than reads
 
 
+def test_a_question_naming_code_its_postings_show_in_the_pool_reads_no_pool_text(
+    built: dict[str, Any],
+) -> None:
+    """The evidence counts the question's names found in the pool; a name that is a term whose
+    postings (fetched in the terms' round) list a pool chunk, or that a pool path holds, is found
+    without the text: only the hits' and the connected code's text is read (sympy: up to 36 chunk
+    shards less for such a question)."""
+    folder: Path = built["folder"]
+    whole: Bundle = built["whole"]
+    named = [q for q in _questions(whole) if named_in(plan_query(q))]
+    assert len(named) >= 20
+    without_pool = 0
+    for q in named:
+        bundle = open_shards(folder_fetch(folder), built["info"]["manifest"])
+        read = _watch_reads(bundle)
+        r = bundle.retrieve(q, None, semantic_reason="test")
+        expanded = [n.id for n in r.subgraph.nodes if r.subgraph.distance.get(n.id, 0) > 0]
+        connected = {ids[0] for ids in bundle.corpus.chunk_ids_for_nodes(expanded).values()}
+        expected = whole.retrieve(q, None, semantic_reason="test").quality.evidence
+        assert r.quality.evidence == expected, q
+        without_pool += read <= {h.chunk.id for h in r.hits} | connected and r.quality.found > len(read)
+    assert without_pool >= len(named) // 2
+
+
+def test_the_manifest_lists_the_chunks_whose_text_is_not_ascii(tmp_path: Path) -> None:
+    """A token of a non-ASCII text is of its folded form (``naïve_total`` -> ``naive_total``), which
+    the text does not hold: such a chunk's postings prove no name, its text is read as before."""
+    repo = tmp_path / "repo"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "sums.py").write_text(
+        'def naïve_total(values):\n    """Add the values."""\n    return sum(values)\n\n\n'
+        'def plain_total(values):\n    """Add the values, plainly."""\n    return sum(values)\n',
+        encoding="utf-8",
+    )
+    with Index(make_index(repo, tmp_path / "index")) as index:
+        doc, vec_bytes = bundle_document(index)
+    info = export_shards(doc, vec_bytes, tmp_path / "shards")
+    manifest = _manifest(tmp_path / "shards", info["manifest"])
+    ct = doc["chunks"]
+    wide = [i for i, (t, h) in enumerate(zip(ct["text"], ct["title"], strict=True)) if not (t + h).isascii()]
+    assert wide and undelta(manifest["chunks"]["wide"]) == wide
+    whole = decode_bundle(json.dumps(doc), vec_bytes or None)
+    sharded = open_shards(folder_fetch(tmp_path / "shards"), info["manifest"])
+    for q in ("where is naive_total called", "where is plain_total called"):
+        expected = whole.retrieve(q, None, semantic_reason="test").quality.evidence
+        assert sharded.retrieve(q, None, semantic_reason="test").quality.evidence == expected, q
+    assert (
+        whole.retrieve(
+            "where is naive_total called", None, semantic_reason="test"
+        ).quality.evidence.named_found
+        == 0
+    )
+
+
 def test_prepare_reads_no_shard_and_changes_no_answer(built: dict[str, Any]) -> None:
     """The worker runs ``prepare`` while a question's shards download: it must need none itself."""
     folder: Path = built["folder"]
