@@ -15,6 +15,7 @@ Ties are broken by document id so every runtime returns the same order.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -96,8 +97,12 @@ class BM25Index:
     def search(self, query_tokens: Iterable[str], k: int | None = None) -> list[tuple[str, float]]:
         """Best documents first as ``(doc_id, score)``; ties by doc id."""
         ids = self.doc_ids
-        ranked = sorted(((ids[d], s) for d, s in self.scores(query_tokens).items()), key=_rank_key)
-        return ranked if k is None else ranked[:k]
+        scored = ((ids[d], s) for d, s in self.scores(query_tokens).items())
+        if k is None:
+            return sorted(scored, key=_rank_key)
+        # the k best of tens of thousands scored (a common term on a big repository): a heap, not
+        # a sort of all; the key orders every pair (ids are unique), so the list is sorted()'s head
+        return heapq.nsmallest(k, scored, key=_rank_key)
 
 
 def _rank_key(item: tuple[str, float]) -> tuple[float, str]:
