@@ -37,8 +37,12 @@ Theory of operation:
     ``chunks.shards.first`` says which chunk position each shard starts at.
   - ``graph-*``: what every question's graph channel, expansion and diagram walk read: each node's
     kind, name, scope, path and centrality, and the edges (``oya.core.shard_graph``); one shard.
-  - ``nodes-*``: the lines, signature and docstring of a run of consecutive nodes (about
-    ``NODE_SHARD_BYTES`` of JSON), fetched for the nodes an answer shows.
+  - node details: the lines, signature and docstring of the nodes an answer shows travel in the
+    chunk shard of each node's first chunk (its ``details`` table), which the question reads for
+    that node's text anyway (the hits', the connected code's): on sympy a warm question's requests
+    p95 34 -> 24, the first answer 44 -> 29 requests and 65 kB less (format 4;
+    ``bench/warm_shard_bench.py``). The nodes without a chunk: ``nodes-*`` runs of them (about
+    ``NODE_SHARD_BYTES`` of JSON).
 
   Vectors stay whole (``vectors-*.bin.gz``, the ``vectors.bin`` layout), fetched on the first
   pure-Python semantic search only.
@@ -94,7 +98,7 @@ from oya.core.shard_graph import decode_sharded_graph
 from oya.core.shard_store import Fetch, ShardStore, check_name, file_undelta, term_bucket, undelta
 
 SHARDS_FORMAT = "oya-shards"
-SHARDS_VERSION = 3
+SHARDS_VERSION = 4  # 4: node details in the chunk shard of the node's first chunk
 TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
 # gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
 # 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
@@ -277,13 +281,15 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     bm25 = ShardedBM25Index(
         ids, column(bt, "doc_lens", n), store, [check_name(b, "terms") for b in column(bt, "buckets", None)]
     )
+    chunk_names = [check_name(name, "chunks") for name in column(st, "name", len(first))]
+    graph.house(node_pos, first, chunk_names)
     corpus = ShardedCorpus(
         store,
         ids=ids,
         chunk_paths=[paths[p] for p in path_pos],
         chunk_nodes=[node_ids[p] if p >= 0 else None for p in node_pos],
         shard_first=first,
-        shard_names=[check_name(name, "chunks") for name in column(st, "name", len(first))],
+        shard_names=chunk_names,
         paths=paths,
         node_ids=node_ids,
         origins=decode_origins(doc, paths),
