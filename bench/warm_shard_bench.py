@@ -46,7 +46,7 @@ WORK = CACHE_DIR / "warm_shard_bench"
 RTT_S, LINK_BPS, CONNECTIONS = 0.040, 20e6, 6
 KINDS = ("terms", "chunks", "nodes", "graph", "manifest", "vectors")
 # a layout's parameters: export_shards' keyword arguments, with the defaults the site uses
-LAYOUT_KEYS = {"terms": "term_bytes", "chunks": "chunk_bytes", "nodes": "node_bytes", "order": "chunk_order"}
+LAYOUT_KEYS = {"terms": "term_bytes", "chunks": "chunk_bytes", "nodes": "node_bytes"}
 DEFAULTS = {"term_bytes": TERM_SHARD_BYTES, "chunk_bytes": CHUNK_SHARD_BYTES, "node_bytes": NODE_SHARD_BYTES}
 
 
@@ -61,7 +61,7 @@ def parse_layout(spec: str) -> dict[str, Any]:
             raise SystemExit(
                 f"warm_shard_bench: a layout is key=value,... over {sorted(LAYOUT_KEYS)}; got {part!r}"
             )
-        out[LAYOUT_KEYS[key]] = value if key == "order" else int(value)
+        out[LAYOUT_KEYS[key]] = int(value)
     return out
 
 

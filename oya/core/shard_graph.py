@@ -5,8 +5,8 @@ kind and centrality, and expansion and the diagram walk the edges; those travel 
 shard, read when the bundle opens. A node's lines, signature and docstring are read only for the
 nodes an answer shows (its subgraph, citations and diagram), so they travel apart: in the chunk
 shard of the node's first chunk (``house``; a ``details`` table of ``NODE_DETAIL_COLUMNS``), or for
-a node without chunks in ``nodes-*`` runs, fetched through ``CodeGraph.load_details``, which the stages call before they read those fields (a no-op for a
-graph held whole). Until then a node carries placeholders (line 1, no signature, no docstring).
+a node without chunks in ``nodes-*`` runs, fetched through ``CodeGraph.load_details``, which the
+stages call before they read those fields (a no-op for a graph held whole). Until then a node carries placeholders (line 1, no signature, no docstring).
 
 A node's id is not shipped when it is the indexer's own form (``derived_node_id``: the path for a
 module, ``path::qualname`` otherwise); the few that differ travel as exceptions. Same graph, same
