@@ -256,15 +256,20 @@ class Shards:
 
 
 class CountingFetch:
-    """``folder_fetch`` that adds up the bytes (as stored, gzipped) of every shard it reads."""
+    """``folder_fetch`` that adds up the bytes (as stored, gzipped) of every shard it reads, each
+    once, as the page's store fetches it once (a chunk shard is read for its text and for the
+    details of its nodes)."""
 
     def __init__(self, folder: Path) -> None:
         self._fetch: Fetch = folder_fetch(folder)
+        self._seen: set[str] = set()
         self.bytes = 0
 
     def __call__(self, name: str) -> bytes:
         data = self._fetch(name)
-        self.bytes += len(data)
+        if name not in self._seen:
+            self._seen.add(name)
+            self.bytes += len(data)
         return data
 
 

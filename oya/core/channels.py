@@ -72,6 +72,12 @@ class Corpus(Protocol):
 
     def chunk_paths(self) -> Mapping[str, str]: ...
 
+    def names_in_text(self, ids: Sequence[str], names: Sequence[str]) -> set[str]:
+        """Those of ``names`` (lower case) that occur in the lower-cased indexed text of some chunk
+        of ``ids``, as far as the corpus knows without reading the text: it may leave out any (the
+        caller reads the text for the rest), never add one that does not occur."""
+        ...
+
     def file_origins(self) -> Mapping[str, str]:
         """Path -> origin of the files that are not source a maintainer edits (generated,
         vendored, amalgamated, a copy, declarations: ``oya.scanning.provenance``)."""
@@ -103,6 +109,9 @@ class ChunkMaps:
 
     def chunk_paths(self) -> Mapping[str, str]:
         return self._paths
+
+    def names_in_text(self, ids: Sequence[str], names: Sequence[str]) -> set[str]:
+        return set()  # the text is at hand (or a fetch away): the caller reads it
 
     def file_origins(self) -> Mapping[str, str]:
         return self._origins

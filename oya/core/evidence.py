@@ -23,11 +23,11 @@ reasons a reader sees.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from oya.core.query import QueryPlan
 from oya.core.records import Chunk
-from oya.core.results import Evidence, FileHit, Hit
+from oya.core.results import Candidate, Evidence, FileHit, Hit
 from oya.core.text import indexed_text
 from oya.core.tokenize import tokenize
 
@@ -81,12 +81,14 @@ def named_in(plan: QueryPlan) -> tuple[str, ...]:
     return tuple(n for n in out if len(n) > 2)
 
 
-def _found(names: Sequence[str], pool: Sequence[Chunk]) -> int:
-    """How many of ``names`` occur (as text) in the candidates' paths or indexed text."""
-    if not names:
-        return 0
+def _found(names: Sequence[str], pool: Sequence[Chunk], proven: Collection[str] = ()) -> int:
+    """How many of ``names`` occur (as text) in the candidates' paths or indexed text; ``proven``:
+    names known to occur without the text (``oya.core.stages.names_proven``), not looked up again."""
+    rest = [n for n in names if n not in proven]
+    if not rest:
+        return len(names)
     haystack = "\n".join(f"{c.path}\n{indexed_text(c)}" for c in pool).lower()
-    return sum(1 for n in names if n in haystack)
+    return len(names) - len(rest) + sum(1 for n in rest if n in haystack)
 
 
 def gather_evidence(
@@ -96,10 +98,11 @@ def gather_evidence(
     files: Sequence[FileHit],
     votes: Mapping[str, Sequence[str]],
     scores: Mapping[str, Mapping[str, float]],
+    proven: Collection[str] = (),
 ) -> Evidence:
     """The evidence of one retrieval (``pool``: the chunks of the fused candidates the hits were cut
-    from, read when the question names code (``named_in``);
-    ``votes``: ``channel_files`` of the channels' rankings)."""
+    from, read when the question names code (``named_in``) and not all its names are ``proven``
+    to occur in them without their text; ``votes``: ``channel_files`` of the channels' rankings)."""
     top = hits[:TOP_HITS]
     semantic = scores.get("semantic")
     cosine = None
@@ -120,8 +123,24 @@ def gather_evidence(
         voters=len(votes),
         overlap=_overlap(votes),
         named=named,
-        named_found=_found(named, pool),
+        named_found=_found(named, pool, proven),
         leaders=sum(1 for v in votes.values() if files and v[0] == files[0].path),
         margin=files[0].score / files[1].score if len(files) > 1 and files[1].score > 0 else None,
         top_channels=tuple(c for c in hits[0].channels if c != "graph-expansion") if hits else (),
     )
+
+
+def names_proven(
+    plan: QueryPlan, pool: Sequence[Candidate], names_in_text: Callable[[list[str], list[str]], set[str]]
+) -> tuple[str, ...]:
+    """The question's code names (``named_in``) known to occur in the pool's paths or text without
+    reading the text: in a candidate's path, or in its text as the corpus knows it
+    (``Corpus.names_in_text``: a sharded bundle's postings already fetched). The evidence counts
+    them found as its haystack would (a name holds no newline, so it cannot span two candidates)."""
+    names = [n for n in named_in(plan) if "\n" not in n]
+    paths = [h.chunk.path.lower() for h in pool]
+    proven = {n for n in names if any(n in p for p in paths)}
+    rest = [n for n in names if n not in proven]
+    if rest:
+        proven |= names_in_text([h.chunk.id for h in pool], rest) & set(rest)
+    return tuple(n for n in names if n in proven)

@@ -12,9 +12,9 @@ Kinds: ``source`` is code in a programming language outside test/doc/example fol
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -79,7 +79,7 @@ def _is_test(name: str, dirs: Sequence[str], cased: Sequence[str]) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=1 << 16)  # pure, and asked for the same paths at every stage
+@lru_cache(maxsize=1 << 16)  # asked for every candidate of every question: a repository's paths repeat
 def file_kind(path: str) -> str:
     """``source``, ``test``, ``doc``, ``changelog``, ``template`` or ``other`` for a
     repository-relative path, from its folders, name and extension."""

@@ -184,7 +184,9 @@ def result_of(query: Query, c: Candidates, options: RetrievalOptions, total_ms: 
         expanded=len(c.expanded),
         fetch_depth=c.fetch_depth,
         hops=max(c.subgraph.distance.values(), default=0),
-        evidence=gather_evidence(query.plan, c.hits, c.pool_chunks, c.files, votes, c.scores),
+        evidence=gather_evidence(
+            query.plan, c.hits, c.pool_chunks, c.files, votes, c.scores, proven=c.named_proven
+        ),
     )
     graph = query.graph
     graph.load_details([n for c_ in citations if (n := c_.node_id) is not None])

@@ -3,10 +3,10 @@
 Theory of operation: a question's graph channel scores every node's name, qualified name, path,
 kind and centrality, and expansion and the diagram walk the edges; those travel in the ``graph-*``
 shard, read when the bundle opens. A node's lines, signature and docstring are read only for the
-nodes an answer shows (its subgraph, citations and diagram), so they travel apart, in
-``nodes-*`` shards of consecutive node positions (``NODE_DETAIL_COLUMNS``), fetched through
-``CodeGraph.load_details``, which the stages call before they read those fields (a no-op for a
-graph held whole). Until then a node carries placeholders (line 1, no signature, no docstring).
+nodes an answer shows (its subgraph, citations and diagram), so they travel apart: in the chunk
+shard of the node's first chunk (``house``; a ``details`` table of ``NODE_DETAIL_COLUMNS``), or for
+a node without chunks in ``nodes-*`` runs, fetched through ``CodeGraph.load_details``, which the
+stages call before they read those fields (a no-op for a graph held whole). Until then a node carries placeholders (line 1, no signature, no docstring).
 
 A node's id is not shipped when it is the indexer's own form (``derived_node_id``: the path for a
 module, ``path::qualname`` otherwise); the few that differ travel as exceptions. Same graph, same
@@ -123,7 +123,20 @@ class ShardedCodeGraph(CodeGraph):
     whose adjacency is built node by node from the edge columns (``edges``, the whole list, is
     made only when read: the browser never reads it)."""
 
-    __slots__ = ("_store", "_order", "_pos", "_first", "_names_of_shards", "_loaded", "_pending", "_columns")
+    __slots__ = (
+        "_store",
+        "_order",
+        "_pos",
+        "_first",
+        "_names_of_shards",
+        "_loaded",
+        "_pending",
+        "_columns",
+        "_chunk_nodes",
+        "_chunk_first",
+        "_chunk_names",
+        "_homes",
+    )
 
     def __init__(
         self,
@@ -141,8 +154,39 @@ class ShardedCodeGraph(CodeGraph):
         self._store = store
         self._first = list(detail_first)
         self._names_of_shards = list(detail_names)
-        self._loaded: set[int] = set()
+        self._loaded: set[str] = set()
         self._pending: dict[int, tuple[Any, ...]] = {}  # fetched details not yet put in their node
+        # where a node with chunks keeps its details: the chunk shard of its first chunk
+        self._chunk_nodes: Sequence[int] = ()
+        self._chunk_first: Sequence[int] = ()
+        self._chunk_names: Sequence[str] = ()
+        self._homes: dict[int, str] | None = None
+
+    def house(
+        self, chunk_nodes: Sequence[int], chunk_first: Sequence[int], chunk_names: Sequence[str]
+    ) -> None:
+        """The chunks' node positions and the chunk shards (first chunk position, name): a node
+        with chunks has its details in the shard of its first chunk (``oya.site.shards``)."""
+        self._chunk_nodes, self._chunk_first, self._chunk_names = chunk_nodes, chunk_first, chunk_names
+        self._homes = None
+
+    def _home(self, p: int) -> str:
+        """The name of the shard holding the details of the node at position ``p``."""
+        if self._homes is None:  # once, at the first question's details: not on opening
+            homes: dict[int, str] = {}
+            ends = [*self._chunk_first[1:], len(self._chunk_nodes)]
+            for a, b, name in zip(self._chunk_first, ends, self._chunk_names, strict=True):
+                for node in self._chunk_nodes[a:b]:
+                    if node >= 0 and node not in homes:
+                        homes[node] = name
+            self._homes = homes
+        home = self._homes.get(p)
+        if home is not None:
+            return home
+        run = bisect_right(self._first, p) - 1
+        if run < 0:
+            raise BundleError(f"no shard holds the details of node {p}")
+        return self._names_of_shards[run]
 
     @property
     def edges(self) -> list[Edge]:
@@ -163,16 +207,16 @@ class ShardedCodeGraph(CodeGraph):
 
     def load_details(self, node_ids: Sequence[str]) -> None:
         positions = [self._pos[n] for n in node_ids if n in self._pos]
-        need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
+        need = sorted({self._home(p) for p in positions} - self._loaded)
         # all in one round; a shard counts as loaded only once its rows are in
-        for shard, table in zip(
-            need, self._store.tables([self._names_of_shards[s] for s in need]), strict=True
-        ):
-            first = self._first[shard]
-            end = self._first[shard + 1] if shard + 1 < len(self._first) else len(self._order)
-            for offset, row in enumerate(rows(table, NODE_DETAIL_COLUMNS, end - first)):
-                self._pending[first + offset] = row
-            self._loaded.add(shard)
+        for name, table in zip(need, self._store.tables(need), strict=True):
+            t = get_table(table, "details") if name.startswith("chunks-") else table
+            at = undelta(column(t, "at", None))
+            got = list(rows(t, NODE_DETAIL_COLUMNS, len(at)))
+            if any(not 0 <= p < len(self._order) or self._home(p) != name for p in at):
+                raise BundleError(f"shard {name} holds details of nodes the manifest places elsewhere")
+            self._pending.update(zip(at, got, strict=True))
+            self._loaded.add(name)
         for p in positions:  # only the nodes asked for are remade (a shard holds ~100)
             row = self._pending.pop(p, ())
             if row:
@@ -212,8 +256,8 @@ def decode_sharded_graph(
     if any(k not in EDGE_KINDS for k in set(kinds)):
         raise BundleError("an edge of the graph shard has an unknown kind")
     edges = _EdgeColumns(node_ids, sources, targets, kinds, confs)
-    first = undelta(column(details, "first", None))
-    if n and first[:1] != [0]:
-        raise BundleError("the first nodes shard does not start at node 0")
+    first = undelta(column(details, "first", None))  # runs of the nodes without chunks
+    if first != sorted(first) or any(not 0 <= p < n for p in first):
+        raise BundleError("the nodes shards' first positions are out of order")
     names = [check_name(name, "nodes") for name in column(details, "name", len(first))]
     return node_ids, ShardedCodeGraph(nodes, edges, store, first, names)

@@ -17,11 +17,11 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
-from oya.core.bundle_format import BundleError, inflate
+from oya.core.bundle_format import BundleError, column, decode_vectors, inflate
 from oya.core.channels import DataMissing
 
 SHARD_KINDS = ("manifest", "terms", "chunks", "graph", "nodes", "vectors")
@@ -83,6 +83,26 @@ def same_text(texts: Sequence[str]) -> dict[str, list[int]]:
             at.append(i)
             of.append(j)
     return {"at": deltas(at), "of": of}
+
+
+def wide_positions(ct: Mapping[str, Any], n: int) -> set[int] | None:
+    """The positions of the chunks whose indexed text is not all ASCII (None: the manifest does
+    not say, so postings prove nothing)."""
+    if "wide" not in ct:
+        return None
+    wide = undelta(column(ct, "wide", None))
+    if any(not 0 <= p < n for p in wide):
+        raise BundleError("the manifest's table of non-ASCII chunks names positions out of range")
+    return set(wide)
+
+
+def repeated_texts(t: Mapping[str, Any], n: int) -> dict[int, int]:
+    """``same_text``'s table, read back, as position -> the first position with that text, checked."""
+    at = undelta(column(t, "at", None))
+    of: list[int] = column(t, "of", len(at))
+    if any(not 0 <= j < i < n for i, j in zip(at, of, strict=True)):
+        raise BundleError("the manifest's table of repeated chunk texts names positions out of order")
+    return dict(zip(at, of, strict=True))
 
 
 def is_shard_name(name: str) -> bool:
@@ -157,3 +177,39 @@ def folder_fetch(folder: str | os.PathLike[str]) -> Fetch:
             return fh.read()
 
     return fetch
+
+
+def manifest_vectors(
+    store: ShardStore, vt: Any, ids: list[str]
+) -> tuple[list[str], int, tuple[int, int] | None, Callable[[], tuple[Sequence[float], bytes]] | None]:
+    """The vector ids, width and layout the manifest lists, and a loader of the vectors shard."""
+    if not isinstance(vt, dict):
+        return [], 0, None, None
+    vt = {**vt, "rows": undelta(column(vt, "rows", int(vt["count"])))}
+    vector_ids = [ids[r] for r in column(vt, "rows", int(vt["count"]))]
+    offsets = (int(vt["scales_offset"]), int(vt["data_offset"]))
+    return (
+        vector_ids,
+        int(vt["dim"]),
+        offsets,
+        _vector_loader(store, vt, listed_name(vt, "file", "vectors"), ids),
+    )
+
+
+def _vector_loader(
+    store: ShardStore, vt: Mapping[str, Any], name: str, ids: list[str]
+) -> Callable[[], tuple[Sequence[float], bytes]]:
+    """Fetches and decodes the vectors shard when first called (the first pure-Python semantic search)."""
+
+    def load() -> tuple[Sequence[float], bytes]:
+        _, _, scales, data, _ = decode_vectors(vt, store.raw(name), ids)
+        return scales, data
+
+    return load
+
+
+def listed_name(t: Mapping[str, Any], key: str, kind: str) -> str:
+    name = t.get(key)
+    if not isinstance(name, str):
+        raise BundleError(f"the shard manifest lacks {key!r}")
+    return check_name(name, kind)

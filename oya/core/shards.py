@@ -37,8 +37,12 @@ Theory of operation:
     ``chunks.shards.first`` says which chunk position each shard starts at.
   - ``graph-*``: what every question's graph channel, expansion and diagram walk read: each node's
     kind, name, scope, path and centrality, and the edges (``oya.core.shard_graph``); one shard.
-  - ``nodes-*``: the lines, signature and docstring of a run of consecutive nodes (about
-    ``NODE_SHARD_BYTES`` of JSON), fetched for the nodes an answer shows.
+  - node details: the lines, signature and docstring of the nodes an answer shows travel in the
+    chunk shard of each node's first chunk (its ``details`` table), which the question reads for
+    that node's text anyway (the hits', the connected code's): on sympy a warm question's requests
+    p95 34 -> 24, the first answer 44 -> 29 requests and 65 kB less (format 4;
+    ``bench/warm_shard_bench.py``). The nodes without a chunk: ``nodes-*`` runs of them (about
+    ``NODE_SHARD_BYTES`` of JSON).
 
   Vectors stay whole (``vectors-*.bin.gz``, the ``vectors.bin`` layout), fetched on the first
   pure-Python semantic search only.
@@ -74,10 +78,9 @@ Theory of operation:
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from oya.core.bm25 import BM25Index
 from oya.core.bundle import Bundle
 from oya.core.bundle_format import (
     BundleError,
@@ -85,17 +88,27 @@ from oya.core.bundle_format import (
     column,
     decode_chunks,
     decode_origins,
-    decode_vectors,
     get_table,
 )
 from oya.core.channels import ChunkMaps
 from oya.core.records import Chunk, ChunkRef
 from oya.core.results import page_url
 from oya.core.shard_graph import decode_sharded_graph
-from oya.core.shard_store import Fetch, ShardStore, check_name, file_undelta, term_bucket, undelta
+from oya.core.shard_store import (
+    Fetch,
+    ShardStore,
+    check_name,
+    file_undelta,
+    listed_name,
+    manifest_vectors,
+    repeated_texts,
+    term_bucket,
+    undelta,
+    wide_positions,
+)
 
 SHARDS_FORMAT = "oya-shards"
-SHARDS_VERSION = 3
+SHARDS_VERSION = 4  # 4: node details in the chunk shard of the node's first chunk
 TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
 # gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
 # 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
@@ -132,6 +145,15 @@ class ShardedBM25Index(LazyBM25Index):
             self._loaded.update(need)
         super()._materialize(wanted)
 
+    def held_postings(self, term: str) -> list[tuple[int, int]] | None:
+        """``term``'s postings if its bucket was fetched (empty when no chunk holds it), else None:
+        never a fetch."""
+        if term not in self.postings:
+            if self._buckets and term_bucket(term, len(self._buckets)) not in self._loaded:
+                return None
+            LazyBM25Index._materialize(self, (term,))
+        return self.postings.get(term, [])
+
     def query_terms(self, query_tokens: Iterable[str]) -> list[str]:
         # whole-file BM25 asks for query terms directly (``MemoryFileTerms``); the lexical channel
         # has fetched them by then, but a terms question must never see a half-loaded index
@@ -157,6 +179,8 @@ class ShardedCorpus(ChunkMaps):
         origins: Mapping[str, str],
         starts: Sequence[int],
         same: Mapping[int, int],
+        bm25: ShardedBM25Index | None = None,
+        wide: set[int] | None = None,
     ) -> None:
         # chunks come in (path, start line, id) order: a chunk's position orders it as its start line
         # would, so each node's chunks are listed in position order (chunks_by_node's order, unsorted)
@@ -180,6 +204,10 @@ class ShardedCorpus(ChunkMaps):
         self._nodes = chunk_nodes
         self._starts = starts
         self._same = same  # position -> the first position with the same text
+        # the postings fetched so far tell which chunks hold a term; chunks with text beyond ASCII
+        # (``wide``) are left out, their tokens are of a folded text (oya.core.tokenize)
+        self._bm25 = bm25
+        self._wide = wide
 
     def _load(self, shards: Sequence[int]) -> None:
         """Fetch ``shards`` in one round; a shard counts as loaded once all its chunks are checked."""
@@ -207,6 +235,21 @@ class ShardedCorpus(ChunkMaps):
                 out[cid] = ChunkRef(cid, self._chunk_paths[p], self._starts[p], self._nodes[p], key)
         return out
 
+    def names_in_text(self, ids: Sequence[str], names: Sequence[str]) -> set[str]:
+        """The names that are a term whose fetched postings list one of ``ids``: a token of an
+        ASCII text is a substring of the text lower-cased (``oya.core.tokenize``), and the BM25
+        text is the indexed text."""
+        if self._bm25 is None or self._wide is None:
+            return set()
+        wide = self._wide
+        positions = {p for i in ids if (p := self._pos.get(i)) is not None and p not in wide}
+        out: set[str] = set()
+        for name in names:
+            postings = self._bm25.held_postings(name)
+            if postings and any(doc in positions for doc, _ in postings):
+                out.add(name)
+        return out
+
     def get_chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         positions = [self._pos[i] for i in ids if i in self._pos]
         need = sorted({bisect_right(self._first, p) - 1 for p in positions} - self._loaded)
@@ -215,22 +258,28 @@ class ShardedCorpus(ChunkMaps):
         return {self._ids[p]: self._chunks[p] for p in positions}
 
 
+def _manifest(store: ShardStore, name: str) -> dict[str, Any]:
+    """The manifest ``name``, of this core's format and version."""
+    if not name.startswith("manifest-"):
+        raise BundleError(f"not a shard manifest name: {name[:80]!r}")
+    doc = store.table(name)
+    if doc.get("format") != SHARDS_FORMAT:
+        raise BundleError("not an oya shard manifest (format is not 'oya-shards')")
+    if doc.get("version") != SHARDS_VERSION:
+        raise BundleError(f"shard manifest version {doc.get('version')!r}; this core reads {SHARDS_VERSION}")
+    return doc
+
+
 def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     """A ``Bundle`` over the shards ``fetch`` returns, from the manifest named ``manifest``.
 
     Opening fetches the manifest and the graph; postings, chunks and vectors come when asked.
     """
     store = ShardStore(fetch)
-    if not manifest.startswith("manifest-"):
-        raise BundleError(f"not a shard manifest name: {manifest[:80]!r}")
-    doc = store.table(manifest)
-    if doc.get("format") != SHARDS_FORMAT:
-        raise BundleError("not an oya shard manifest (format is not 'oya-shards')")
-    if doc.get("version") != SHARDS_VERSION:
-        raise BundleError(f"shard manifest version {doc.get('version')!r}; this core reads {SHARDS_VERSION}")
+    doc = _manifest(store, manifest)
     paths: list[str] = column(doc, "paths", None)
     pages = {p: page_url(p) for p in paths}  # the writer's own formula (oya.site.bundle)
-    graph_doc = store.table(_listed(doc, "graph", "graph"))
+    graph_doc = store.table(listed_name(doc, "graph", "graph"))
     node_ids, graph = decode_sharded_graph(store, graph_doc, get_table(doc, "nodes"), paths)
 
     ct = get_table(doc, "chunks")
@@ -242,26 +291,30 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     if first[:1] != [0] and n:
         raise BundleError("the first chunk shard does not start at chunk 0")
     path_pos: list[int] = column(ct, "path", n)
+    bt = get_table(doc, "bm25")
+    if bt.get("hash") != TERM_HASH:
+        raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")
+    bm25 = ShardedBM25Index(
+        ids, column(bt, "doc_lens", n), store, [check_name(b, "terms") for b in column(bt, "buckets", None)]
+    )
+    chunk_names = [check_name(name, "chunks") for name in column(st, "name", len(first))]
+    graph.house(node_pos, first, chunk_names)
     corpus = ShardedCorpus(
         store,
         ids=ids,
         chunk_paths=[paths[p] for p in path_pos],
         chunk_nodes=[node_ids[p] if p >= 0 else None for p in node_pos],
         shard_first=first,
-        shard_names=[check_name(name, "chunks") for name in column(st, "name", len(first))],
+        shard_names=chunk_names,
         paths=paths,
         node_ids=node_ids,
         origins=decode_origins(doc, paths),
         starts=file_undelta(path_pos, column(ct, "start", n)),
-        same=_same_text(get_table(ct, "same"), n),
+        same=repeated_texts(get_table(ct, "same"), n),
+        bm25=bm25,
+        wide=wide_positions(ct, n),
     )
-    bt = get_table(doc, "bm25")
-    if bt.get("hash") != TERM_HASH:
-        raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")
-    bm25: BM25Index = ShardedBM25Index(
-        ids, column(bt, "doc_lens", n), store, [check_name(b, "terms") for b in column(bt, "buckets", None)]
-    )
-    vector_ids, dim, offsets, load = _vectors(store, doc.get("vectors"), ids)
+    vector_ids, dim, offsets, load = manifest_vectors(store, doc.get("vectors"), ids)
     return Bundle(
         meta=doc.get("meta") or {},
         chunks=(),
@@ -274,43 +327,3 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
         corpus=corpus,
         load_vectors=load,
     )
-
-
-def _same_text(t: Mapping[str, Any], n: int) -> dict[int, int]:
-    """``same_text``'s table as position -> the first position with that text, checked."""
-    at = undelta(column(t, "at", None))
-    of: list[int] = column(t, "of", len(at))
-    if any(not 0 <= j < i < n for i, j in zip(at, of, strict=True)):
-        raise BundleError("the manifest's table of repeated chunk texts names positions out of order")
-    return dict(zip(at, of, strict=True))
-
-
-def _vectors(
-    store: ShardStore, vt: Any, ids: list[str]
-) -> tuple[list[str], int, tuple[int, int] | None, Callable[[], tuple[Sequence[float], bytes]] | None]:
-    """The vector ids, width and layout the manifest lists, and a loader of the vectors shard."""
-    if not isinstance(vt, dict):
-        return [], 0, None, None
-    vt = {**vt, "rows": undelta(column(vt, "rows", int(vt["count"])))}
-    vector_ids = [ids[r] for r in column(vt, "rows", int(vt["count"]))]
-    offsets = (int(vt["scales_offset"]), int(vt["data_offset"]))
-    return vector_ids, int(vt["dim"]), offsets, _vector_loader(store, vt, _listed(vt, "file", "vectors"), ids)
-
-
-def _vector_loader(
-    store: ShardStore, vt: Mapping[str, Any], name: str, ids: list[str]
-) -> Callable[[], tuple[Sequence[float], bytes]]:
-    """Fetches and decodes the vectors shard when first called (the first pure-Python semantic search)."""
-
-    def load() -> tuple[Sequence[float], bytes]:
-        _, _, scales, data, _ = decode_vectors(vt, store.raw(name), ids)
-        return scales, data
-
-    return load
-
-
-def _listed(t: Mapping[str, Any], key: str, kind: str) -> str:
-    name = t.get(key)
-    if not isinstance(name, str):
-        raise BundleError(f"the shard manifest lacks {key!r}")
-    return check_name(name, kind)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from oya.core.answer_diagram import plan_diagram
 from oya.core.channels import Channel, ChannelUnavailable, Corpus, DataMissing, fetched_together
 from oya.core.context import build_context
-from oya.core.evidence import named_in
+from oya.core.evidence import named_in, names_proven
 from oya.core.file_lexical import FileTerms, fuse_files, rank_file_docs
 from oya.core.files import rank_files
 from oya.core.filters import promote_clear_winner, weigh_tests
@@ -68,6 +68,7 @@ class Candidates:
     pool: tuple[Candidate, ...] = ()  # fused candidates, each content once
     picked: tuple[Candidate, ...] = ()  # the hits before their text is read
     pool_chunks: tuple[Chunk, ...] = ()  # the pool's chunks, read only when the question names code
+    named_proven: tuple[str, ...] = ()  # its names known to occur in the pool without the text
     files: tuple[FileHit, ...] = ()
     hits: tuple[Hit, ...] = ()
     subgraph: Subgraph = Subgraph((), (), {}, ())
@@ -261,17 +262,21 @@ def cap(q: Query, c: Candidates, *, k: int, max_per_file: int) -> Candidates:
 def _read_answer(q: Query, c: Candidates, expanded: list[str]) -> Candidates:
     """The hits with their chunks, the first chunk of each expanded node not already in the
     context (through the path filter), the details of the nodes the answer shows, and the whole
-    pool's chunks when the question names code (the evidence looks for the names): one round."""
+    pool's chunks when the question names code the pool is not known to hold (the evidence looks
+    for the names; ``names_proven``): one round."""
     by_node = q.corpus.chunk_ids_for_nodes(expanded) if expanded else {}
     want = [cids[0] for n in expanded for cids in [by_node.get(n, [])] if cids]
-    texts = [h.chunk.id for h in (c.pool if named_in(q.plan) else c.picked)]
+    named = named_in(q.plan)
+    proven = names_proven(q.plan, c.pool, q.corpus.names_in_text) if named else ()
+    read_pool = len(proven) < len(named)
+    texts = [h.chunk.id for h in (c.pool if read_pool else c.picked)]
     shown = [n.id for n in c.subgraph.nodes] + [h.chunk.node_id for h in c.picked if h.chunk.node_id]
     got: dict[str, Chunk] = {}
     fetched_together(
         lambda: got.update(q.corpus.get_chunks(texts + want)), lambda: q.graph.load_details(shown)
     )
     hits = tuple(Hit(got[h.chunk.id], h.score, h.channels, h.ranks) for h in c.picked if h.chunk.id in got)
-    pool_chunks = tuple(got[h.chunk.id] for h in c.pool if h.chunk.id in got) if named_in(q.plan) else ()
+    pool_chunks = tuple(got[h.chunk.id] for h in c.pool if h.chunk.id in got) if read_pool else ()
     hit_ids = {h.chunk.id for h in hits}
     # dedup against what is in the context, not the whole fused pool: a chunk the channels
     # ranked below the hits is still connected code worth showing
@@ -285,7 +290,7 @@ def _read_answer(q: Query, c: Candidates, expanded: list[str]) -> Candidates:
             continue
         taken.add(chunk.content_hash)
         extra.append(Hit(chunk, 0.0, ("graph-expansion",)))
-    return replace(c, hits=hits, pool_chunks=pool_chunks, connected=tuple(extra))
+    return replace(c, hits=hits, pool_chunks=pool_chunks, named_proven=proven, connected=tuple(extra))
 
 
 def expand(

@@ -8,9 +8,12 @@ document's data and answer as it does, read whole (tests/site/test_shards.py hol
   (at least one), each term goes to ``term_bucket(term, count)``; terms stay sorted in a bucket;
 * chunk runs: consecutive chunks in bundle order, a file kept whole in one shard unless it alone
   passes ``CHUNK_SHARD_BYTES`` of JSON (then it is cut between chunks);
+* node details (lines, signature, docstring) in the chunk shard of the node's first chunk
+  (``detail_homes``; the table's ``details``: node positions as differences and the columns), so
+  the shards a question reads for the text of the nodes it shows bring their details too; the
+  nodes without a chunk in runs of their own (``node_runs``, ``nodes-*``);
 * one graph shard (``graph_table``: a node's id only where it is not the derived one, its qualified
-  name as a scope), node-detail runs of consecutive nodes (``node_runs``), the vectors file whole,
-  and the manifest, each named by its content hash.
+  name as a scope), the vectors file whole, and the manifest, each named by its content hash.
 
 Files are gzipped deterministically (``gzip_deterministic``), so the same index gives the same names
 and bytes. Shard files of an earlier export left in the folder are removed (only names of the shard
@@ -79,9 +82,13 @@ def chunk_runs(chunks: dict[str, Any], target: int) -> list[tuple[int, int]]:
     return runs
 
 
-def node_runs(nodes: dict[str, Any], target: int) -> list[tuple[int, int]]:
-    """``[first, end)`` runs of consecutive node positions of about ``target`` JSON bytes of details."""
-    sizes = [len(_dumps(row)) for row in zip(*(nodes[c] for c in NODE_DETAIL_COLUMNS), strict=True)]
+def node_runs(
+    nodes: dict[str, Any], target: int, positions: list[int] | None = None
+) -> list[tuple[int, int]]:
+    """``[first, end)`` runs over ``positions`` (indexes into it; default every node position) of
+    about ``target`` JSON bytes of details."""
+    at = list(range(len(nodes[NODE_DETAIL_COLUMNS[0]]))) if positions is None else positions
+    sizes = [len(_dumps([nodes[c][p] for c in NODE_DETAIL_COLUMNS])) for p in at]
     runs: list[tuple[int, int]] = []
     start = acc = 0
     for i, size in enumerate(sizes):
@@ -92,6 +99,24 @@ def node_runs(nodes: dict[str, Any], target: int) -> list[tuple[int, int]]:
     if start < len(sizes):
         runs.append((start, len(sizes)))
     return runs
+
+
+def detail_homes(chunk_nodes: list[int], runs: list[tuple[int, int]]) -> dict[int, int]:
+    """Node position -> the chunk run holding its first chunk: its details travel there, with the
+    text a question reads for it (the hits' and the connected code's), not in a shard of their own."""
+    homes: dict[int, int] = {}
+    for r, (a, b) in enumerate(runs):
+        for node in chunk_nodes[a:b]:
+            if node >= 0:
+                homes.setdefault(node, r)
+    return homes
+
+
+def _details(nodes: dict[str, Any], positions: list[int]) -> dict[str, list[Any]]:
+    """The detail columns of the nodes at ``positions`` (sorted), which ``at`` lists as differences."""
+    table: dict[str, list[Any]] = {"at": deltas(positions)}
+    table.update({c: [nodes[c][p] for p in positions] for c in NODE_DETAIL_COLUMNS})
+    return table
 
 
 def graph_table(doc: dict[str, Any], paths: list[str]) -> dict[str, Any]:
@@ -154,14 +179,23 @@ def export_shards(
         return name
 
     ct = doc["chunks"]
+    nt = doc["nodes"]
     runs = chunk_runs(ct, chunk_bytes)
-    chunk_names = [put("chunks", _dumps({c: ct[c][a:b] for c in CHUNK_COLUMNS})) for a, b in runs]
+    homes = detail_homes(ct["node"], runs)
+    housed: list[list[int]] = [[] for _ in runs]
+    for node, r in sorted(homes.items()):
+        housed[r].append(node)
+    chunk_names = [
+        put("chunks", _dumps({**{c: ct[c][a:b] for c in CHUNK_COLUMNS}, "details": _details(nt, housed[r])}))
+        for r, (a, b) in enumerate(runs)
+    ]
     buckets = [put("terms", _dumps(b)) for b in _term_buckets(doc["bm25"], term_bytes)]
     paths: list[str] = doc["paths"]
     graph = put("graph", _dumps(graph_table(doc, paths)))
-    nt = doc["nodes"]
-    nruns = node_runs(nt, node_bytes)
-    node_names = [put("nodes", _dumps({c: nt[c][a:b] for c in NODE_DETAIL_COLUMNS})) for a, b in nruns]
+    # the nodes without a chunk (their details have no chunk shard to travel in): runs of them
+    homeless = [p for p in range(len(nt[NODE_DETAIL_COLUMNS[0]])) if p not in homes]
+    nruns = node_runs(nt, node_bytes, homeless)
+    node_names = [put("nodes", _dumps(_details(nt, homeless[a:b]))) for a, b in nruns]
     vectors = None
     if doc.get("vectors") and vec_bytes:
         # rows (each vector's chunk position) as differences: nearly all 1
@@ -187,11 +221,20 @@ def export_shards(
             # chunk) and which chunks repeat an earlier one's text (dedup keeps one of each)
             "start": file_deltas(ct["path"], ct["start_line"]),
             "same": same_text(ct["text"]),
+            # chunks whose title or text is not all ASCII: their postings are of a folded text, so
+            # the reader does not take a posting as proof that a name occurs in them (names_in_text)
+            "wide": deltas(
+                [
+                    i
+                    for i, (t, h) in enumerate(zip(ct["text"], ct["title"], strict=True))
+                    if not (t.isascii() and h.isascii())
+                ]
+            ),
             "shards": {"first": deltas([a for a, _ in runs]), "name": chunk_names},
         },
         "bm25": {"doc_lens": doc["bm25"]["doc_lens"], "hash": TERM_HASH, "buckets": buckets},
         "graph": graph,
-        "nodes": {"first": deltas([a for a, _ in nruns]), "name": node_names},
+        "nodes": {"first": deltas([homeless[a] for a, _ in nruns]), "name": node_names},
         "vectors": vectors,
     }
     if "origins" in doc:

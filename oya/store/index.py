@@ -114,6 +114,9 @@ class Index:
             for cid, path, start, node, key in rows
         }
 
+    def names_in_text(self, ids: Sequence[str], names: Sequence[str]) -> set[str]:
+        return set()  # a local read: the caller reads the text
+
     def chunk_ids_for_nodes(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
         if self._by_node is None:
             by_node: dict[str, list[str]] = {}

@@ -10,6 +10,7 @@ from core_corpus import Inventory, build_inventory, embed
 
 from oya.core import stages
 from oya.core.channels import UnavailableChannel
+from oya.core.evidence import named_in
 from oya.core.filters import path_filter
 from oya.core.fusion import Fused
 from oya.core.graph import uniform_prior
@@ -217,6 +218,17 @@ def test_expand_reads_the_hits_text_and_the_pools_only_when_the_question_names_c
     assert [h.chunk for h in plain.hits] == list(inventory.chunks[:3]) and plain.pool_chunks == ()
     named = stages.expand(query(inventory, "format_money drops cents"), c, **kw)
     assert named.hits == plain.hits and named.pool_chunks == tuple(inventory.chunks)
+
+
+def test_expand_reads_no_pool_text_for_a_name_a_pool_path_holds(inventory: Inventory) -> None:
+    """The evidence only counts the names found: one in a candidate's path is found without its text."""
+    pool = tuple(Candidate(c.ref(), 1.0 / (i + 1), ("lexical",)) for i, c in enumerate(inventory.chunks))
+    c = replace(start(), pool=pool, picked=pool[:3])
+    kw = {"seed_count": 1, "hops": 0, "min_confidence": 0.5, "max_nodes": 24, "prior": uniform_prior}
+    out = stages.expand(query(inventory, "what does inventory/utils.py export"), c, **kw)
+    assert named_in(plan_query("what does inventory/utils.py export")) == ("utils.py",)
+    assert out.named_proven == ("utils.py",) and out.pool_chunks == ()
+    assert [h.chunk for h in out.hits] == list(inventory.chunks[:3])
 
 
 def test_expand_follows_the_graph_from_the_top_hits(inventory: Inventory) -> None:

@@ -191,29 +191,70 @@ def _watch_details(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     return asked
 
 
+def _detail_homes(manifest: dict[str, Any]) -> Callable[[int], str]:
+    """Node position -> the shard holding its details, read from the manifest: the chunk shard of
+    the node's first chunk, else the ``nodes`` run of the nodes without chunks."""
+    cfirst, cnames = undelta(manifest["chunks"]["shards"]["first"]), manifest["chunks"]["shards"]["name"]
+    homes: dict[int, str] = {}
+    for pos, node in enumerate(undelta(manifest["chunks"]["node"])):
+        if node >= 0:
+            homes.setdefault(node, cnames[bisect_right(cfirst, pos) - 1])
+    nfirst, nnames = undelta(manifest["nodes"]["first"]), manifest["nodes"]["name"]
+    return lambda p: homes.get(p) or nnames[bisect_right(nfirst, p) - 1]
+
+
+def test_node_details_travel_in_the_chunk_shard_of_the_nodes_first_chunk(built: dict[str, Any]) -> None:
+    """A question reads the text of the nodes it shows (the hits', the connected code's): their
+    lines, signatures and docstrings come in the same shards, not in shards of their own."""
+    info = built["info"]
+    folder: Path = built["folder"]
+    manifest = _manifest(folder, info["manifest"])
+    doc_nodes = built["whole"].graph.nodes
+    cfirst, cnames = undelta(manifest["chunks"]["shards"]["first"]), manifest["chunks"]["shards"]["name"]
+    chunk_nodes = undelta(manifest["chunks"]["node"])
+    housed = 0
+    for shard, name in enumerate(cnames):
+        end = cfirst[shard + 1] if shard + 1 < len(cfirst) else len(chunk_nodes)
+        firsts = {
+            n for n in chunk_nodes[cfirst[shard] : end] if n >= 0 and chunk_nodes.index(n) >= cfirst[shard]
+        }
+        details = json.loads(gzip.decompress((folder / name).read_bytes()))["details"]
+        assert set(undelta(details["at"])) == firsts, name
+        housed += len(firsts)
+    assert housed == len({n for n in chunk_nodes if n >= 0}) > 0.5 * len(doc_nodes)
+    assert info["node_shards"] == len(manifest["nodes"]["name"])
+
+
 def test_node_details_come_only_for_the_nodes_an_answer_shows(
     built: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     info = built["info"]
     folder: Path = built["folder"]
-    manifest = _manifest(folder, info["manifest"])
-    first, names = undelta(manifest["nodes"]["first"]), manifest["nodes"]["name"]
-    assert info["node_shards"] == len(names) >= 10
+    home = _detail_homes(_manifest(folder, info["manifest"]))
     fetched_any = 0
     asked = _watch_details(monkeypatch)
     for q in _questions(built["whole"])[::4]:
         fetch = CountingFetch(folder)
         bundle = open_shards(fetch, info["manifest"])
         pos = {nid: i for i, nid in enumerate(bundle.graph.nodes)}
+        read = _watch_reads(bundle)
         asked.clear()
         out = bundle.ask(q)
-        fetched = {n for n in fetch.names if n.startswith("nodes-")}
-        assert fetched == {names[bisect_right(first, pos[n]) - 1] for n in asked if n in pos}, q
-        assert len(fetched) < len(names), q
+        homes = {home(pos[n]) for n in asked if n in pos}
+        fetched = {n for n in fetch.names if n.startswith(("nodes-", "chunks-"))}
+        # the shards holding the details asked for and the chunks read, no other
+        assert homes <= fetched, q
+        assert {n for n in fetched if n.startswith("nodes-")} == {
+            h for h in homes if h.startswith("nodes-")
+        }, q
         # every node the answer shows is whole: its lines, signature and docstring arrived
         shown = {n.id for n in bundle.retrieve(q).subgraph.nodes}
         assert shown <= asked, q
-        fetched_any += bool(fetched) and bool(out["answer"]["items"])
+        assert all(
+            bundle.graph.nodes[n].end_line > 1 or not built["whole"].graph.nodes[n].end_line > 1
+            for n in shown
+        ), q
+        fetched_any += bool(homes) and bool(out["answer"]["items"]) and bool(read)
     assert fetched_any >= 5
 
 
@@ -262,7 +303,9 @@ def test_the_graph_shard_keeps_ids_and_qualified_names_of_any_form() -> None:
     ]
 
 
-def test_a_question_fetches_only_the_shards_it_reads(built: dict[str, Any]) -> None:
+def test_a_question_fetches_only_the_shards_it_reads(
+    built: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     info = built["info"]
     folder: Path = built["folder"]
     manifest = _manifest(folder, info["manifest"])
@@ -271,19 +314,28 @@ def test_a_question_fetches_only_the_shards_it_reads(built: dict[str, Any]) -> N
     every = [p.name for p in folder.iterdir()]
     assert info["term_shards"] >= 10 and info["chunk_shards"] >= 10
     buckets = manifest["bm25"]["buckets"]
+    home = _detail_homes(manifest)
+    details = _watch_details(monkeypatch)
     for q in _questions(built["whole"])[::5]:
         fetch = CountingFetch(folder)
         bundle = open_shards(fetch, info["manifest"])
         read = _watch_reads(bundle)
+        details.clear()
         bundle.ask(q)
         # the postings of the question's own terms: their buckets, no other
         asked = {buckets[term_bucket(t, len(buckets))] for t in plan_query(q).lexical_tokens}
         assert {n for n in fetch.names if n.startswith("terms-")} <= asked, q
-        # the chunk shards holding the chunks the stages read, no other
+        # the chunk shards holding the chunks the stages read and the details of the nodes shown, no other
         holding = {names[bisect_right(first, pos[cid]) - 1] for cid in read}
+        nodes = {nid: i for i, nid in enumerate(bundle.graph.nodes)}
+        holding |= {h for n in details if n in nodes and (h := home(nodes[n])).startswith("chunks-")}
         assert {n for n in fetch.names if n.startswith("chunks-")} == holding, q
         assert fetch.names[:2] == [info["manifest"], manifest["graph"]], q
-        assert len(fetch.names) == len(set(fetch.names)) < len(every), q  # each shard once
+        assert len(set(fetch.names)) < len(every), q
+        # each shard once, but a chunk shard the corpus read for text and the graph for details
+        # (the worker holds what it fetched: a second read is not a second request)
+        again = [n for n in set(fetch.names) if fetch.names.count(n) > 1]
+        assert all(n.startswith("chunks-") and fetch.names.count(n) == 2 for n in again), q
         # asked again, nothing more is fetched
         before = list(fetch.names)
         bundle.ask(q)
@@ -306,6 +358,60 @@ def test_a_question_naming_no_code_reads_only_its_hits_and_connected_chunks(buil
         assert read <= {h.chunk.id for h in r.hits} | connected, q
         fewer += len(read) < r.quality.found
     assert fewer >= len(plain) // 3  # of these small answers, many had more candidates than reads
+
+
+def test_a_question_naming_code_its_postings_show_in_the_pool_reads_no_pool_text(
+    built: dict[str, Any],
+) -> None:
+    """The evidence counts the question's names found in the pool; a name that is a term whose
+    postings (fetched in the terms' round) list a pool chunk, or that a pool path holds, is found
+    without the text: only the hits' and the connected code's text is read (sympy: up to 36 chunk
+    shards less for such a question)."""
+    folder: Path = built["folder"]
+    whole: Bundle = built["whole"]
+    named = [q for q in _questions(whole) if named_in(plan_query(q))]
+    assert len(named) >= 20
+    without_pool = 0
+    for q in named:
+        bundle = open_shards(folder_fetch(folder), built["info"]["manifest"])
+        read = _watch_reads(bundle)
+        r = bundle.retrieve(q, None, semantic_reason="test")
+        expanded = [n.id for n in r.subgraph.nodes if r.subgraph.distance.get(n.id, 0) > 0]
+        connected = {ids[0] for ids in bundle.corpus.chunk_ids_for_nodes(expanded).values()}
+        expected = whole.retrieve(q, None, semantic_reason="test").quality.evidence
+        assert r.quality.evidence == expected, q
+        without_pool += read <= {h.chunk.id for h in r.hits} | connected and r.quality.found > len(read)
+    assert without_pool >= len(named) // 2
+
+
+def test_the_manifest_lists_the_chunks_whose_text_is_not_ascii(tmp_path: Path) -> None:
+    """A token of a non-ASCII text is of its folded form (``naïve_total`` -> ``naive_total``), which
+    the text does not hold: such a chunk's postings prove no name, its text is read as before."""
+    repo = tmp_path / "repo"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "sums.py").write_text(
+        'def naïve_total(values):\n    """Add the values."""\n    return sum(values)\n\n\n'
+        'def plain_total(values):\n    """Add the values, plainly."""\n    return sum(values)\n',
+        encoding="utf-8",
+    )
+    with Index(make_index(repo, tmp_path / "index")) as index:
+        doc, vec_bytes = bundle_document(index)
+    info = export_shards(doc, vec_bytes, tmp_path / "shards")
+    manifest = _manifest(tmp_path / "shards", info["manifest"])
+    ct = doc["chunks"]
+    wide = [i for i, (t, h) in enumerate(zip(ct["text"], ct["title"], strict=True)) if not (t + h).isascii()]
+    assert wide and undelta(manifest["chunks"]["wide"]) == wide
+    whole = decode_bundle(json.dumps(doc), vec_bytes or None)
+    sharded = open_shards(folder_fetch(tmp_path / "shards"), info["manifest"])
+    for q in ("where is naive_total called", "where is plain_total called"):
+        expected = whole.retrieve(q, None, semantic_reason="test").quality.evidence
+        assert sharded.retrieve(q, None, semantic_reason="test").quality.evidence == expected, q
+    assert (
+        whole.retrieve(
+            "where is naive_total called", None, semantic_reason="test"
+        ).quality.evidence.named_found
+        == 0
+    )
 
 
 def test_prepare_reads_no_shard_and_changes_no_answer(built: dict[str, Any]) -> None:
