@@ -342,6 +342,17 @@ def test_a_question_fetches_only_the_shards_it_reads(
         assert fetch.names == before, q
 
 
+def _ask_watched(folder: Path, manifest: str, q: str) -> tuple[Any, set[str], set[str]]:
+    """A lexical answer from freshly opened shards, the chunks whose text it read, and the chunks
+    the answer shows (its hits and the first chunk of each connected node)."""
+    bundle = open_shards(folder_fetch(folder), manifest)
+    read = _watch_reads(bundle)
+    r = bundle.retrieve(q, None, semantic_reason="test")
+    expanded = [n.id for n in r.subgraph.nodes if r.subgraph.distance.get(n.id, 0) > 0]
+    connected = {ids[0] for ids in bundle.corpus.chunk_ids_for_nodes(expanded).values()}
+    return r, read, {h.chunk.id for h in r.hits} | connected
+
+
 def test_a_question_naming_no_code_reads_only_its_hits_and_connected_chunks(built: dict[str, Any]) -> None:
     """The candidate pool is ranked from the manifest (paths, start lines, repeated texts): only the
     hits' text and the connected code's are read, not the pool's (~40 chunk shards on sympy)."""
@@ -350,12 +361,8 @@ def test_a_question_naming_no_code_reads_only_its_hits_and_connected_chunks(buil
     assert len(plain) >= 20
     fewer = 0
     for q in plain:
-        bundle = open_shards(folder_fetch(folder), built["info"]["manifest"])
-        read = _watch_reads(bundle)
-        r = bundle.retrieve(q, None, semantic_reason="test")
-        expanded = [n.id for n in r.subgraph.nodes if r.subgraph.distance.get(n.id, 0) > 0]
-        connected = {ids[0] for ids in bundle.corpus.chunk_ids_for_nodes(expanded).values()}
-        assert read <= {h.chunk.id for h in r.hits} | connected, q
+        r, read, answer_chunks = _ask_watched(folder, built["info"]["manifest"], q)
+        assert read <= answer_chunks, q
         fewer += len(read) < r.quality.found
     assert fewer >= len(plain) // 3  # of these small answers, many had more candidates than reads
 
@@ -373,14 +380,10 @@ def test_a_question_naming_code_its_postings_show_in_the_pool_reads_no_pool_text
     assert len(named) >= 20
     without_pool = 0
     for q in named:
-        bundle = open_shards(folder_fetch(folder), built["info"]["manifest"])
-        read = _watch_reads(bundle)
-        r = bundle.retrieve(q, None, semantic_reason="test")
-        expanded = [n.id for n in r.subgraph.nodes if r.subgraph.distance.get(n.id, 0) > 0]
-        connected = {ids[0] for ids in bundle.corpus.chunk_ids_for_nodes(expanded).values()}
+        r, read, answer_chunks = _ask_watched(folder, built["info"]["manifest"], q)
         expected = whole.retrieve(q, None, semantic_reason="test").quality.evidence
         assert r.quality.evidence == expected, q
-        without_pool += read <= {h.chunk.id for h in r.hits} | connected and r.quality.found > len(read)
+        without_pool += read <= answer_chunks and r.quality.found > len(read)
     assert without_pool >= len(named) // 2
 
 
