@@ -252,6 +252,7 @@ def kind_of(path: str) -> str:
         return "shards:" + name.split("-", 1)[0]
     for part, kind in (
         ("/vendor/pyodide", "pyodide"),
+        ("/vendor/brotli", "brotli decoder"),
         ("/vendor/transformers", "transformers+onnxruntime"),
         ("/vendor/mermaid", "mermaid"),
         ("/vendor/", "core wheel"),
@@ -392,7 +393,7 @@ def first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
     full_ms, full_at = _answer_at(page, ANSWERED + ":not(.ask-partial)")
     marks = page.evaluate(
         "() => performance.getEntriesByType('mark').filter(m => m.name.startsWith('oya:'))"
-        ".map(m => [m.name.slice(4), Math.round(m.startTime)])"
+        ".map(m => [m.name.slice(4), Math.round(m.startTime), m.detail])"
     )
     # bytes count up to the moment the engine handed the first answer over (its first mark), not
     # up to when this poll saw it: the answer shown lets the page's diagrams load Mermaid, which
@@ -407,7 +408,9 @@ def first_answer(page: Any, url: str, question: str) -> dict[str, Any]:
         "seconds": round(first_ms / 1000, 2),
         "full_answer_seconds": round(full_ms / 1000, 2),
         "first_was_partial": full_ms > first_ms,
-        "marks_ms": dict(marks),
+        "marks_ms": {name: at for name, at, _ in marks},
+        # what a mark measured besides its time (the worker's Brotli decoding: {ms, bytes} per file)
+        "mark_details": {name: detail for name, _, detail in marks if detail is not None},
         "_at": (first_at, full_at),
     }
 

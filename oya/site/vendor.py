@@ -3,7 +3,7 @@
 Theory of operation:
 
 * ``site_template/vendor/package.json`` and its ``package-lock.json`` pin every npm package exactly
-  (pyodide, mermaid, @huggingface/transformers). ``ensure_vendor`` copies both into
+  (pyodide, mermaid, @huggingface/transformers, brotli-dec-wasm). ``ensure_vendor`` copies both into
   ``<cache>/npm`` and runs ``npm ci --ignore-scripts`` there once; a stamp holding the lock file's hash
   makes later calls free. ``--ignore-scripts`` matters: transformers' dependencies would otherwise try
   to download binaries at install time, which fails offline.
@@ -46,6 +46,10 @@ RUNTIME_FILES: tuple[tuple[str, str, str], ...] = (
     ("pyodide/pyodide.asm.mjs", "pyodide/pyodide.asm.mjs", "runtime"),
     ("pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.wasm", "runtime"),
     ("pyodide/python_stdlib.zip", "pyodide/python_stdlib.zip", "runtime"),
+    # a Brotli decoder (Rust's brotli-decompressor in WASM, 208 kB, 99 kB gzipped): on a plain host
+    # the worker fetches the runtime's .br copies and decodes them with it (static/ask/brotli.js)
+    ("brotli-dec-wasm/pkg/brotli_dec_wasm.js", "brotli/brotli_dec_wasm.js", "runtime"),
+    ("brotli-dec-wasm/pkg/brotli_dec_wasm_bg.wasm", "brotli/brotli_dec_wasm_bg.wasm", "runtime"),
     ("mermaid/dist/mermaid.min.js", "mermaid/mermaid.min.js", "js"),
     ("@huggingface/transformers/dist/transformers.min.js", "transformers/transformers.min.js", "js"),
     ("onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "transformers/ort-wasm-simd-threaded.mjs", "model"),

@@ -15,7 +15,12 @@
 // then imports nothing; the module finds its WASM through Pyodide's locateFile (indexURL), not its own
 // URL. Where that import is refused (a host whose CSP for scripts leaves out blob:) or the copy fails,
 // Pyodide imports the file itself, as on any host: slower, never broken.
+// On a plain host given the site's Brotli decoder (`brotli`: its folder, ask/brotli.js), the three
+// come as their .br copies (~1.2 MB less than .gz) decoded as they stream in; the decoder loads while
+// pyodide.mjs does, and if it cannot the .gz copies come instead. Each decoded file leaves a mark,
+// "brotli <name>", whose detail holds the ms spent decoding it ({ms, bytes}).
 
+import { brotliStream, loadBrotli } from "./ask/brotli.js";
 import { decodingFetch, fetchDecoded } from "./ask/decoded.js";
 import { absoluteBase as absolute, mark } from "./ask/util.js";
 
@@ -44,12 +49,27 @@ async function fetchBytes(url, what) {
 // which it imports, is decodedModuleFactory's).
 const DECODED_FILES = ["pyodide.asm.wasm", "python_stdlib.zip"];
 
-// Pyodide's module factory, imported from pyodide.asm.mjs's gzip copy inflated, else from the file.
-async function decodedModuleFactory(indexURL) {
+// A promise of `(url) => TransformStream` decoding Brotli (ask/decoded.js's `brotli`), or of null when
+// the decoder in `folderUrl` does not load: it is fetched the way the runtime is (copies "gz").
+function brotliDecoder(folderUrl) {
+  return loadBrotli(folderUrl, { fetchWasm: (url) => fetchDecoded(url, { copies: "gz" }) }).then(
+    (decoder) => {
+      mark("brotli-ready");
+      return (url) => {
+        const name = new URL(url).pathname.split("/").at(-1);
+        return brotliStream(decoder, { onDone: (ms, bytes) => mark(`brotli ${name}`, { detail: { ms: Math.round(ms), bytes } }) });
+      };
+    },
+    () => null,
+  );
+}
+
+// Pyodide's module factory, imported from pyodide.asm.mjs's compressed copy decoded, else from the file.
+async function decodedModuleFactory(indexURL, brotli) {
   const url = new URL("pyodide.asm.mjs", indexURL).href;
   let blobUrl = null;
   try {
-    const response = await fetchDecoded(url, { copies: "gz" });
+    const response = await fetchDecoded(url, { copies: "gz", brotli });
     if (response.ok) {
       blobUrl = URL.createObjectURL(new Blob([await response.arrayBuffer()], { type: "text/javascript" }));
       const factory = (await import(blobUrl)).default;
@@ -67,27 +87,29 @@ async function decodedModuleFactory(indexURL) {
 // plain host ("gz") pyodide.asm.mjs from its copy. loadPyodide starts fetching the WASM before it
 // awaits the factory (pyodide.mjs: `await loadWasmScript(config)` returns config.createPyodideModule),
 // so the factory goes in as a promise and the copy downloads beside the WASM, not before it.
-async function loadPyodideDecoded(loadPyodide, options, copies) {
+async function loadPyodideDecoded(loadPyodide, options, copies, brotli) {
   const original = globalThis.fetch;
   const urls = DECODED_FILES.map((name) => new URL(name, options.indexURL).href);
-  globalThis.fetch = decodingFetch(urls, { copies, fetchFn: original.bind(globalThis) });
+  globalThis.fetch = decodingFetch(urls, { copies, fetchFn: original.bind(globalThis), brotli });
   try {
     if (copies !== "gz") return await loadPyodide(options);
-    return await loadPyodide({ ...options, createPyodideModule: decodedModuleFactory(options.indexURL) });
+    return await loadPyodide({ ...options, createPyodideModule: decodedModuleFactory(options.indexURL, brotli) });
   } finally {
     globalThis.fetch = original;
   }
 }
 
 // Returns the Pyodide instance with `oya.core` importable. `runtime`: Pyodide's folder, relative to base;
-// copies: how to fetch its large files (ask/decoded.js copiesFor). The bundle is the worker's to load
+// copies: how to fetch its large files (ask/decoded.js copiesFor); brotli: the Brotli decoder's folder,
+// relative to base (null: none; used only when copies is "gz"). The bundle is the worker's to load
 // (pyodide_worker.js opens its shards with oya.core.shards.open_shards).
-export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/", copies = "raw" } = {}) {
+export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/", copies = "raw", brotli = null } = {}) {
   if (!wheelUrl) {
     throw new Error("bootCore needs wheelUrl (the oya core wheel)");
   }
   const base = absolute(baseUrl);
   const indexURL = new URL(runtime, base).href;
+  const decoder = copies === "gz" && brotli ? brotliDecoder(new URL(brotli, base).href) : null;
   let loadPyodide;
   mark("pyodide-import-start");
   try {
@@ -98,7 +120,7 @@ export async function bootCore(baseUrl, { wheelUrl, runtime = "vendor/pyodide/",
   }
   const wheelHref = new URL(wheelUrl, base).href;
   const [pyodide, wheel] = await Promise.all([
-    loadPyodideDecoded(loadPyodide, { indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }, copies).then((py) => {
+    loadPyodideDecoded(loadPyodide, { indexURL, lockFileContents: LOCK_FILE_STUB, packageBaseUrl: indexURL }, copies, decoder).then((py) => {
       mark("pyodide-loaded");
       return py;
     }),

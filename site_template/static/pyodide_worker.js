@@ -2,9 +2,10 @@
 // JS vector kernel (ask/vectors.js), so that booting Python (seconds of CPU) never freezes the page.
 //
 // Ops (ask/protocol.js carries them; handled in order of arrival):
-//   boot    {base, wheelUrl, runtime, copies}
+//   boot    {base, wheelUrl, runtime, copies, brotli}
 //                                            -> true, once oya.core imports (runtime: Pyodide's folder;
-//                                               copies: how to fetch its large files, ask/decoded.js)
+//                                               copies: how to fetch its large files, ask/decoded.js;
+//                                               brotli: the Brotli decoder's folder, ask/brotli.js)
 //   shards  {dir, manifest, prefetch, vectors}
 //                                            -> {chunks, vectors: 0, rounds}: the sharded bundle
 //                                               (oya.core.shards) opened over shards this worker
@@ -37,14 +38,14 @@ import { createShardStore, untilFetched } from "./ask/shards.js";
 import { decodeVectors, rankVectors } from "./ask/vectors.js";
 
 // Forward a performance mark to the page, as an absolute time (the clocks' origins differ).
-function forward(step, startTime = performance.now()) {
-  self.postMessage({ mark: step, at: performance.timeOrigin + startTime });
+function forward(step, startTime = performance.now(), detail = null) {
+  self.postMessage({ mark: step, at: performance.timeOrigin + startTime, detail });
 }
 
 // pyodide_boot.js marks its own steps with performance.mark; relay them as they happen.
 try {
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if (entry.name.startsWith("oya:")) forward(entry.name.slice(4), entry.startTime);
+    for (const entry of list.getEntries()) if (entry.name.startsWith("oya:")) forward(entry.name.slice(4), entry.startTime, entry.detail);
   }).observe({ type: "mark" });
 } catch {
   /* no PerformanceObserver: no profile */
@@ -61,8 +62,8 @@ function engineHandlers() {
   let loading = null;
   let condenser = null;
 
-  async function boot({ base, wheelUrl, runtime, copies }) {
-    const pyodide = await bootCore(base, { wheelUrl, runtime, copies });
+  async function boot({ base, wheelUrl, runtime, copies, brotli }) {
+    const pyodide = await bootCore(base, { wheelUrl, runtime, copies, brotli });
     pyodide.runPython(`
 import json
 from oya.core.bundle import ask_json

@@ -82,7 +82,13 @@ test("nothing loads until asked; a question goes through the model, the worker a
     assert.deepEqual(site.requested, ["manifest.json"]);
     assert.deepEqual(log[0], ["worker", BASE + "static/pyodide_worker.js"]);
     // a host that sent manifest.json as it is: the runtime's gzip copies (ask/decoded.js)
-    assert.deepEqual(log.find((e) => e[0] === "boot")[1], { base: BASE, wheelUrl: "vendor/oya_core.whl", runtime: "vendor/pyodide/", copies: "gz" });
+    assert.deepEqual(log.find((e) => e[0] === "boot")[1], {
+      base: BASE,
+      wheelUrl: "vendor/oya_core.whl",
+      runtime: "vendor/pyodide/",
+      copies: "gz",
+      brotli: "vendor/brotli/",
+    });
     assert.equal(log.find((e) => e[0] === "shards")[1].dir, BASE + "bundle/shards/");
     assert.deepEqual(log.find((e) => e[0] === "import"), ["import", BASE + "static/embed.js"]);
     const request = log.find((e) => e[0] === "ask")[1];
@@ -178,7 +184,12 @@ test("a built site's content-hashed folders reach the worker and the model loade
     wheel: "vendor/oya_core.1a2b.whl",
     model: "models/all-MiniLM-L6-v2.9f8e",
     bundle: { path: "bundle.77aa/", index: "index.json.gz", shards: SHARDS },
-    assets: { "vendor/pyodide/": "vendor/pyodide.0c0c/", "vendor/transformers/": "vendor/transformers.5d5d/", "bundle/": "bundle.77aa/" },
+    assets: {
+      "vendor/pyodide/": "vendor/pyodide.0c0c/",
+      "vendor/brotli/": "vendor/brotli.b7b7/",
+      "vendor/transformers/": "vendor/transformers.5d5d/",
+      "bundle/": "bundle.77aa/",
+    },
   };
   const site = fakeSite(siteFiles(manifest));
   const worker = fakeWorker(log);
@@ -192,6 +203,7 @@ test("a built site's content-hashed folders reach the worker and the model loade
       wheelUrl: "vendor/oya_core.1a2b.whl",
       runtime: "vendor/pyodide.0c0c/",
       copies: "gz",
+      brotli: "vendor/brotli.b7b7/",
     });
     assert.deepEqual(log.find((e) => e[0] === "loadEmbedder"), [
       "loadEmbedder",

@@ -43,15 +43,19 @@ test("ArrayBuffers are transferred, not copied", async () => {
   }
 });
 
-test("marks are forwarded to onMark and answer no call", async () => {
+test("marks are forwarded to onMark, with their detail, and answer no call", async () => {
   const { port1, port2 } = new MessageChannel();
   const marks = [];
-  const client = createClient(port1, { onMark: (name, at) => marks.push([name, at]) });
+  const client = createClient(port1, { onMark: (name, at, detail) => marks.push([name, at, detail]) });
   serve(port2, { ping: () => "pong" });
   try {
     port2.postMessage({ mark: "core-ready", at: 123 });
+    port2.postMessage({ mark: "brotli pyodide.asm.wasm", at: 124, detail: { ms: 95, bytes: 9598218 } });
     assert.equal(await client.call("ping"), "pong");
-    assert.deepEqual(marks, [["core-ready", 123]]);
+    assert.deepEqual(marks, [
+      ["core-ready", 123, null],
+      ["brotli pyodide.asm.wasm", 124, { ms: 95, bytes: 9598218 }],
+    ]);
   } finally {
     port1.close();
     port2.close();

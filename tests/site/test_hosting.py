@@ -28,6 +28,8 @@ LARGE_FILES = (
     "model_quantized.onnx",
     "tokenizer.json",
 )
+# of those, the ones a plain host sends as their Brotli copies, decoded in the worker (the rest: .gz)
+BROTLI_FILES = frozenset({"pyodide.asm.wasm", "pyodide.asm.mjs", "python_stdlib.zip"})
 
 
 @pytest.mark.parametrize("server", ["plain", "oya"])
@@ -63,19 +65,37 @@ def test_the_site_answers_under_a_sub_path(
     assert missing == [], missing
     assert all(t.path.startswith(PREFIX) for t in transfers if t.status < 400)
     # the runtime's and the model's large files: `oya serve` sends the build's Brotli copy with
-    # Content-Encoding; from the plain server the page fetches the .gz copy and inflates it
+    # Content-Encoding; from the plain server the page fetches Pyodide's .br copies and decodes them
+    # in the worker (site_template/static/ask/brotli.js), the rest's .gz copies and inflates them
     # (site_template/static/ask/decoded.js), never the file as it is
+    decoder = [t for t in transfers if "/vendor/brotli." in t.path]
+    brotli_bytes = gzip_bytes = 0
     for name in LARGE_FILES:
-        sent = [t for t in transfers if t.path.endswith("/" + name) or t.path.endswith("/" + name + ".gz")]
+        sent = [t for t in transfers if t.path.rsplit("/", 1)[-1] in (name, name + ".gz", name + ".br")]
         assert len(sent) == 1, (name, sent)
         path = ask_site.root / sent[0].path[len(PREFIX) :]
         if server == "oya":
             assert sent[0].path.endswith(name) and sent[0].encoding == "br", sent
-        else:
-            assert sent[0].path.endswith(name + ".gz") and sent[0].encoding == "", sent
-            # the copy's bytes and the headers: far less than the file
-            assert path.stat().st_size <= sent[0].bytes < path.stat().st_size + 4096, sent
-            assert sent[0].bytes < 0.9 * path.with_suffix("").stat().st_size, sent
+            continue
+        copy = ".br" if name in BROTLI_FILES else ".gz"
+        assert sent[0].path.endswith(name + copy) and sent[0].encoding == "", sent
+        # the copy's bytes and the headers: far less than the file
+        assert path.stat().st_size <= sent[0].bytes < path.stat().st_size + 4096, sent
+        assert sent[0].bytes < 0.9 * path.with_suffix("").stat().st_size, sent
+        if name in BROTLI_FILES:
+            brotli_bytes += sent[0].bytes
+            gzip_bytes += path.with_suffix(".gz").stat().st_size
+    if server == "oya":
+        assert decoder == [], decoder  # the browser decodes what `oya serve` sends
+        return
+    # the decoder (its JavaScript, its WASM's .gz copy) costs far less than the Brotli copies save
+    assert sorted(t.path.rsplit("/", 1)[-1] for t in decoder) == [
+        "brotli_dec_wasm.js",
+        "brotli_dec_wasm_bg.wasm.gz",
+    ]
+    decoder_bytes = sum(t.bytes for t in decoder)
+    assert decoder_bytes < 150_000, decoder
+    assert brotli_bytes + decoder_bytes < gzip_bytes - 500_000, (brotli_bytes, decoder_bytes, gzip_bytes)
 
 
 def test_opened_from_disk_the_page_says_what_to_do(

@@ -33,8 +33,8 @@ async function fetchChecked(fetchFn, url, what, kind) {
   return { body: await response[kind](), encoding: response.headers?.get("Content-Encoding") || "" };
 }
 
-function workerMark(name, at) {
-  mark(name, { startTime: Math.max(0, at - performance.timeOrigin) });
+function workerMark(name, at, detail = null) {
+  mark(name, { startTime: Math.max(0, at - performance.timeOrigin), detail });
 }
 
 // base: the site's root URL (absolute, ending in "/").
@@ -94,8 +94,8 @@ export function createEngine({
     const shards = shardFiles(manifest);
     setStep("runtime", "Loading Python runtime…", "busy");
     setStep("bundle", "Loading the index…", "busy");
-    const runtime = runtimePaths(manifest).pyodide;
-    const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime, copies }).then(() => {
+    const { pyodide: runtime, brotli } = runtimePaths(manifest);
+    const booted = client.call("boot", { base, wheelUrl: wheelUrl(manifest), runtime, copies, brotli }).then(() => {
       setStep("runtime", "Python runtime ready", "done", { ms: performance.now() - t0 });
     });
     booted.catch(() => {}); // awaited below; a failure while the shards download is reported once

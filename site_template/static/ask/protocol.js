@@ -3,11 +3,11 @@
 // runs both ends over a MessageChannel).
 //
 // The page posts {id, op, args}; the worker answers {id, ok: true, value} or {id, ok: false, error},
-// and posts {mark: name, at: epoch ms} for the cold-start profile. A worker that fails (cannot load,
+// and posts {mark: name, at: epoch ms, detail} for the cold-start profile. A worker that fails (cannot load,
 // sends an unreadable message) rejects every pending and later call with that one error.
 
 // The page's end. `port`: a Worker (or MessagePort) — postMessage, addEventListener, and terminate
-// if it has one. `onMark(name, at)` receives the worker's performance marks.
+// if it has one. `onMark(name, at, detail)` receives the worker's performance marks.
 export function createClient(port, { onMark = () => {} } = {}) {
   const pending = new Map();
   let next = 1;
@@ -24,7 +24,7 @@ export function createClient(port, { onMark = () => {} } = {}) {
   port.addEventListener("message", (event) => {
     const data = event.data || {};
     if (data.mark) {
-      onMark(data.mark, data.at);
+      onMark(data.mark, data.at, data.detail ?? null);
       return;
     }
     const call = pending.get(data.id);
@@ -115,6 +115,7 @@ export function shardFiles(manifest) {
 export function runtimePaths(manifest) {
   return {
     pyodide: assetPath(manifest, "vendor/pyodide/"),
+    brotli: assetPath(manifest, "vendor/brotli/"),
     transformers: assetPath(manifest, "vendor/transformers/"),
     model: manifest.model || null,
   };
