@@ -12,6 +12,7 @@ at once and asks again); ``ShardStore.tables`` asks for a stage's shards in one 
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import json
 import os
@@ -83,6 +84,31 @@ def same_text(texts: Sequence[str]) -> dict[str, list[int]]:
             at.append(i)
             of.append(j)
     return {"at": deltas(at), "of": of}
+
+
+_ID_HEX = re.compile(r"[0-9a-f]{16}")  # records.chunk_id: 16 lower-case hex digits
+
+
+def pack_ids(ids: Sequence[str]) -> str:
+    """Chunk ids as one base64 string of their 8 bytes each: gzipped ~8.1 bytes an id, the
+    hashes' own size, where a JSON list of hex strings takes 10.3 (sympy's 50k ids: 516 -> 405 kB)."""
+    if not all(_ID_HEX.fullmatch(i) for i in ids):
+        raise ValueError("a chunk id is not 16 lower-case hex digits")
+    return binascii.b2a_base64(bytes.fromhex("".join(ids)), newline=False).decode("ascii")
+
+
+def unpack_ids(packed: Any, n: int) -> list[str]:
+    """``pack_ids``'s ``n`` ids, checked."""
+    if not isinstance(packed, str):
+        raise BundleError("the manifest's chunk ids are missing")
+    try:
+        raw = binascii.a2b_base64(packed, strict_mode=True)
+    except binascii.Error as err:
+        raise BundleError(f"the manifest's chunk ids are not base64: {err}") from None
+    if len(raw) != 8 * n:
+        raise BundleError(f"the manifest holds {len(raw) // 8} chunk ids for {n} chunks")
+    hexed = raw.hex()
+    return [hexed[i : i + 16] for i in range(0, len(hexed), 16)]
 
 
 def wide_positions(ct: Mapping[str, Any], n: int) -> set[int] | None:

@@ -70,9 +70,9 @@ Theory of operation:
 * **Same retrieval.** ``open_shards`` returns an ordinary ``Bundle`` whose BM25 index
   (``ShardedBM25Index``: ``LazyBM25Index`` that fills its raw postings a bucket at a time) and
   corpus (``ShardedCorpus``) fetch on demand; the pipeline and its stages are the whole bundle's.
-  Chunk ids are not recomputed for the manifest's sake: they are shipped (16 hex digits a chunk)
-  because BM25 breaks ties by id over every scored chunk; the chunks a shard decodes are checked
-  against them.
+  Chunk ids are not recomputed for the manifest's sake: they are shipped (their 8 bytes a chunk,
+  one base64 string: ``pack_ids``) because BM25 breaks ties by id over every scored chunk; the
+  chunks a shard decodes are checked against them.
 """
 
 from __future__ import annotations
@@ -104,11 +104,12 @@ from oya.core.shard_store import (
     repeated_texts,
     term_bucket,
     undelta,
+    unpack_ids,
     wide_positions,
 )
 
 SHARDS_FORMAT = "oya-shards"
-SHARDS_VERSION = 4  # 4: node details in the chunk shard of the node's first chunk
+SHARDS_VERSION = 5  # 4: node details in the chunk shard of the node's first chunk; 5: ids packed
 TERM_HASH = "crc32-utf8"  # the manifest names the hash, so a reader with another one refuses it
 # gzipped bytes a term bucket aims at: on Oya's own index a question's postings cost 138 kB with
 # 40 kB buckets, 45 kB with 10 kB ones, 24 kB with 5 kB ones (but twice the files)
@@ -283,14 +284,14 @@ def open_shards(fetch: Fetch, manifest: str) -> Bundle:
     node_ids, graph = decode_sharded_graph(store, graph_doc, get_table(doc, "nodes"), paths)
 
     ct = get_table(doc, "chunks")
-    ids: list[str] = column(ct, "id", None)
-    n = len(ids)
+    path_pos: list[int] = column(ct, "path", None)
+    n = len(path_pos)
+    ids = unpack_ids(ct.get("id"), n)
     node_pos = undelta(column(ct, "node", n))
     st = get_table(ct, "shards")
     first = undelta(column(st, "first", None))
     if first[:1] != [0] and n:
         raise BundleError("the first chunk shard does not start at chunk 0")
-    path_pos: list[int] = column(ct, "path", n)
     bt = get_table(doc, "bm25")
     if bt.get("hash") != TERM_HASH:
         raise BundleError(f"term hash {bt.get('hash')!r}; this core hashes terms with {TERM_HASH}")

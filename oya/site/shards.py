@@ -36,7 +36,15 @@ from oya.core.shard_graph import (
     derived_node_id,
     node_scope,
 )
-from oya.core.shard_store import deltas, file_deltas, is_shard_name, same_text, shard_name, term_bucket
+from oya.core.shard_store import (
+    deltas,
+    file_deltas,
+    is_shard_name,
+    pack_ids,
+    same_text,
+    shard_name,
+    term_bucket,
+)
 from oya.core.shards import (
     CHUNK_SHARD_BYTES,
     NODE_SHARD_BYTES,
@@ -211,10 +219,14 @@ def export_shards(
         "paths": paths,  # pages: page_url(path), the reader's formula as the document's writer's
         "chunks": {
             # ids shipped, not recomputed: BM25 breaks ties by id over every chunk it scores
-            "id": [
-                chunk_id(paths[p], s, e, t)
-                for p, s, e, t in zip(ct["path"], ct["start_line"], ct["end_line"], ct["text"], strict=True)
-            ],
+            "id": pack_ids(
+                [
+                    chunk_id(paths[p], s, e, t)
+                    for p, s, e, t in zip(
+                        ct["path"], ct["start_line"], ct["end_line"], ct["text"], strict=True
+                    )
+                ]
+            ),
             "path": ct["path"],
             "node": deltas(ct["node"]),  # positions as differences: a file's nodes are neighbours
             # what ranking reads before the text (ChunkRef): start lines (from the file's previous
