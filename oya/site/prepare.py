@@ -36,6 +36,7 @@ from pathlib import Path
 
 LOCK_NAME = ".prepare.lock"
 WAIT_LIMIT_S = 3600.0  # past this the site step stops waiting and does what is left itself
+STOP_GRACE_S = 3.0  # a stopped child has this long to end before it is killed
 
 
 def compressed_dir(cache_root: Path) -> Path:
@@ -93,11 +94,18 @@ def wait_for_preparation(cache_root: Path, limit_s: float = WAIT_LIMIT_S) -> flo
 
 
 def stop_preparation(child: subprocess.Popen[bytes] | None) -> None:
-    """End the child if it still runs (the build failed before its site step)."""
+    """End the child if it still runs (the build failed before its site step): asked to stop, then
+    killed after ``STOP_GRACE_S`` (a child that inherited SIGTERM blocked or ignored would otherwise
+    finish its minutes of work, holding the lock, before the build could end)."""
     if child is not None and child.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGTERM)
-        child.wait()
+        try:
+            child.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
 
 
 def _compress_one(path: str, cache: str) -> None:

@@ -57,6 +57,22 @@ def test_a_failed_build_ends_the_child_and_frees_the_lock(tmp_path: Path) -> Non
     assert child.poll() is not None and time.perf_counter() - t0 < 10 and not _held(tmp_path)
 
 
+def test_a_child_that_ignores_the_stop_is_killed(tmp_path: Path) -> None:
+    """A child that inherited SIGTERM ignored (or blocked) is killed after the grace: the build ends."""
+    ready = tmp_path / "ignoring"
+    code = f"import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); open({str(ready)!r}, 'w'); time.sleep(60)"
+    child = start_preparation(tmp_path, command=[sys.executable, "-c", code])
+    assert child is not None
+    deadline = time.perf_counter() + 30
+    while not ready.exists() and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    assert ready.exists()
+    t0 = time.perf_counter()
+    stop_preparation(child)
+    assert child.returncode == -9 and time.perf_counter() - t0 < prepare.STOP_GRACE_S + 5
+    assert not _held(tmp_path)
+
+
 def _fake_install(root: Path) -> tuple[Path, Path]:
     """node_modules with every runtime file, and an exported model folder, each small but compressible."""
     modules, model = root / "node_modules", root / "model" / "all-MiniLM-L6-v2"
