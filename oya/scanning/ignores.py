@@ -97,6 +97,24 @@ def _folder_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(f"(?:{regex.pattern}){tail}", regex.flags)
 
 
+def _file_verdict(spec: pathspec.GitIgnoreSpec, path: str) -> bool | None:
+    """GitIgnoreSpec's verdict on a file, where a pattern that matches only a folder of the path
+    (``!*/`` and ``*.txt`` hold ``a/`` of ``a/b`` and ``x.txt/`` of ``x.txt/a``) does not decide: the
+    walk judged the folders already and let them through; git judges the file by the patterns that
+    match the file itself (``*`` then ``!*/`` hides ``a/b``)."""
+    patterns = list(spec.patterns)
+    while True:
+        result = pathspec.GitIgnoreSpec(patterns).check_file(path)
+        index = result.index
+        if index is None:
+            return result.include
+        regex = patterns[index].regex
+        match = regex.search(path) if regex is not None else None
+        if match is None or match.groupdict().get("ps_d") is None:
+            return result.include
+        del patterns[index]  # matched as a folder of the path: ask the other patterns
+
+
 def gitignored(specs: Specs, rel: str, is_dir: bool) -> bool:
     """Whether git ignores ``rel``, whose parent folders the walk already let through.
 
@@ -106,7 +124,7 @@ def gitignored(specs: Specs, rel: str, is_dir: bool) -> bool:
     judged by GitIgnoreSpec, where a folder pattern cannot re-include what a file pattern hid."""
     for base, spec in reversed(specs):
         sub = rel[len(base) :]
-        verdict = _last_match(spec, sub + "/") if is_dir else spec.check_file(sub).include
+        verdict = _last_match(spec, sub + "/") if is_dir else _file_verdict(spec, sub)
         if verdict is not None:
             return verdict
     return False
